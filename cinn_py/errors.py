@@ -1,0 +1,84 @@
+"""The errors cinn_py raises for bad input.
+
+Every error a user can provoke with a malformed program, an unsupported op, a wrong
+feed or an impossible schedule is one of these, carrying *what* went wrong and
+*where*, so the CLI can print one readable message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class CinnError(Exception):
+    """Base of every error cinn_py raises on purpose."""
+
+
+class ParseError(CinnError):
+    """Malformed program text: file:line:col, what was expected, the offending line."""
+
+    def __init__(self, message: str, *, file: str, line: int, col: int, source_line: str) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        caret = " " * (col - 1) + "^"
+        super().__init__(f"{file}:{line}:{col}: {message}\n    {source_line}\n    {caret}")
+
+
+class VerifyError(CinnError):
+    """An op that breaks its declaration: the op, the operand or attribute, and why."""
+
+    def __init__(self, op_name: str, why: str, *, where: str = "", operand: str = "") -> None:
+        self.op_name = op_name
+        self.why = why
+        self.where = where
+        self.operand = operand
+        what = f"{op_name}" + (f" operand {operand}" if operand else "")
+        loc = f" ({where})" if where else ""
+        super().__init__(f"invalid {what}{loc}: {why}")
+
+
+class UnsupportedOpError(CinnError):
+    """An op cinn_py does not know how to run: its name and where it is used."""
+
+    def __init__(self, op_name: str, where: str, what: str = "is not supported") -> None:
+        self.op_name = op_name
+        self.where = where
+        super().__init__(f"op '{op_name}' {what} ({where})")
+
+
+class ShapeError(CinnError):
+    """Shapes that cannot work together (broadcasting, reshape, matmul, ...)."""
+
+
+class ScheduleError(CinnError):
+    """A schedule primitive whose preconditions do not hold: primitive, block, why."""
+
+    def __init__(self, primitive: str, block: str, why: str) -> None:
+        self.primitive = primitive
+        self.block = block
+        self.why = why
+        super().__init__(f"{primitive} on block '{block}': {why}")
+
+
+class CompileError(CinnError):
+    """A compiler (NVRTC or g++) rejected generated source; carries its log and the source."""
+
+    def __init__(self, message: str, *, log: str = "", source: str = "") -> None:
+        self.log = log
+        self.source = source
+        super().__init__(f"{message}\n{log}".rstrip())
+
+
+class FeedError(CinnError):
+    """A feed or parameter that does not match the program: name, expected vs got."""
+
+    def __init__(self, name: str, expected: str, got: str) -> None:
+        self.name = name
+        self.expected = expected
+        self.got = got
+        super().__init__(f"feed '{name}': expected {expected}, got {got}")
+
+
+class LoadError(CinnError):
+    """A saved model (model.json / model.pdiparams) that cannot be read: file and why."""

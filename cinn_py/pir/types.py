@@ -1,0 +1,163 @@
+"""PIR types: element types, dense tensors and vectors of them, uniqued by IrContext.
+
+Construct with `Type.get(...)` class methods (or the module constants `f32`, `i64`,
+...); the constructors are private so that no two equal types exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cinn_py.pir.context import IrContext
+from cinn_py.pir.dtypes import DataType
+
+DYNAMIC = -1
+"""A dimension whose size is only known at run time (printed as -1)."""
+
+
+class Type:
+    """Base of all types. Immutable; compare with `is` (or `==`, which is the same)."""
+
+    __slots__ = ("__weakref__",)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _init(self, **fields: object) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        raise TypeError("types are uniqued by the IrContext and are not pickled")
+
+
+class ElementType(Type):
+    """A scalar element type: bool, int8..int64, uint8, float16/bfloat16/32/64, complex, index."""
+
+    __slots__ = ("dtype",)
+    dtype: DataType
+
+    @classmethod
+    def get(cls, dtype: DataType) -> ElementType:
+        if dtype is DataType.UNDEFINED:
+            raise ValueError("an element type needs a defined dtype")
+
+        def make() -> ElementType:
+            obj = object.__new__(cls)
+            obj._init(dtype=dtype)
+            return obj
+
+        return IrContext.instance().unique(cls, (dtype,), make)
+
+    def __repr__(self) -> str:
+        return self.dtype.short
+
+
+class DenseTensorType(Type):
+    """A dense tensor: element type and dims (-1 for dynamic; () for 0-D), layout, LoD, offset."""
+
+    __slots__ = ("dtype", "dims", "layout", "lod", "offset")
+    dtype: ElementType
+    dims: tuple[int, ...]
+    layout: str
+    lod: tuple[tuple[int, ...], ...]
+    offset: int
+
+    @classmethod
+    def get(
+        cls,
+        dtype: ElementType | DataType,
+        dims: Sequence[int],
+        layout: str = "NCHW",
+        lod: Sequence[Sequence[int]] = (),
+        offset: int = 0,
+    ) -> DenseTensorType:
+        elem = ElementType.get(dtype) if isinstance(dtype, DataType) else dtype
+        dims_t = tuple(int(d) for d in dims)
+        for d in dims_t:
+            if d < DYNAMIC:
+                raise ValueError(f"invalid tensor dim {d} in {list(dims_t)}")
+        lod_t = tuple(tuple(int(x) for x in level) for level in lod)
+        key = (elem, dims_t, layout, lod_t, int(offset))
+
+        def make() -> DenseTensorType:
+            obj = object.__new__(cls)
+            obj._init(dtype=elem, dims=dims_t, layout=layout, lod=lod_t, offset=int(offset))
+            return obj
+
+        return IrContext.instance().unique(cls, key, make)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def data_type(self) -> DataType:
+        return self.dtype.dtype
+
+    @property
+    def is_static(self) -> bool:
+        return DYNAMIC not in self.dims
+
+    def numel(self) -> int:
+        """The element count; -1 if any dim is dynamic."""
+        if not self.is_static:
+            return DYNAMIC
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def with_dims(self, dims: Sequence[int]) -> DenseTensorType:
+        return DenseTensorType.get(self.dtype, dims, self.layout, self.lod, self.offset)
+
+    def with_dtype(self, dtype: DataType) -> DenseTensorType:
+        return DenseTensorType.get(ElementType.get(dtype), self.dims, self.layout, self.lod, self.offset)
+
+    def __repr__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.dims)
+        return f"tensor<{dims}{self.dtype!r}>"
+
+
+class VectorType(Type):
+    """A list of types: what `builtin.combine` makes of Tensor[] operands."""
+
+    __slots__ = ("types",)
+    types: tuple[Type, ...]
+
+    @classmethod
+    def get(cls, types: Sequence[Type]) -> VectorType:
+        types_t = tuple(types)
+
+        def make() -> VectorType:
+            obj = object.__new__(cls)
+            obj._init(types=types_t)
+            return obj
+
+        return IrContext.instance().unique(cls, (types_t,), make)
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __repr__(self) -> str:
+        return "vec[" + ",".join(repr(t) for t in self.types) + "]"
+
+
+def tensor(dtype: DataType, *dims: int) -> DenseTensorType:
+    """Shorthand: `tensor(DataType.FLOAT32, 8, 16)`."""
+    return DenseTensorType.get(dtype, dims)
+
+
+bool_ = ElementType.get(DataType.BOOL)
+i8 = ElementType.get(DataType.INT8)
+u8 = ElementType.get(DataType.UINT8)
+i16 = ElementType.get(DataType.INT16)
+i32 = ElementType.get(DataType.INT32)
+i64 = ElementType.get(DataType.INT64)
+f16 = ElementType.get(DataType.FLOAT16)
+bf16 = ElementType.get(DataType.BFLOAT16)
+f32 = ElementType.get(DataType.FLOAT32)
+f64 = ElementType.get(DataType.FLOAT64)
+c64 = ElementType.get(DataType.COMPLEX64)
+c128 = ElementType.get(DataType.COMPLEX128)
+index = ElementType.get(DataType.INDEX)

@@ -1,0 +1,102 @@
+"""Checks a whole program against its op declarations.
+
+Structure first (every operand defined before use, use lists exact), then each
+declared op: operand and result counts, null operands only where optional, attribute
+kinds, required attributes, the op's own `verify`, and result types that agree with
+`infer_meta` (a -1 dim agrees with any size). Undeclared ops are checked for
+structure only: they fail later, where something needs to run them.
+"""
+
+from __future__ import annotations
+
+from cinn_py.errors import VerifyError
+from cinn_py.pir.op_def import REQUIRED, InferContext, attribute_matches
+from cinn_py.pir.operation import Operation
+from cinn_py.pir.printer import print_type
+from cinn_py.pir.program import Program
+from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type, VectorType
+
+
+def types_compatible(declared: Type, inferred: Type) -> bool:
+    """Equal, or equal but for dims that one side leaves dynamic (-1)."""
+    if declared is inferred:
+        return True
+    if isinstance(declared, DenseTensorType) and isinstance(inferred, DenseTensorType):
+        if declared.dtype is not inferred.dtype or declared.rank != inferred.rank:
+            return False
+        return all(a == b or DYNAMIC in (a, b) for a, b in zip(declared.dims, inferred.dims))
+    if isinstance(declared, VectorType) and isinstance(inferred, VectorType):
+        return len(declared.types) == len(inferred.types) and all(
+            types_compatible(a, b) for a, b in zip(declared.types, inferred.types)
+        )
+    return False
+
+
+def verify_program(program: Program) -> None:
+    """Raise VerifyError at the first op that breaks the rules."""
+    defined: set[int] = set()
+    for op in program.block:
+        verify_structure(op, defined)
+        verify_op(op)
+        defined.update(id(r) for r in op.results)
+
+
+def verify_structure(op: Operation, defined: set[int]) -> None:
+    for operand in op.operands:
+        value = operand.value
+        if value is None:
+            continue
+        if id(value) not in defined:
+            raise VerifyError(op.name, "uses a value before it is defined", where=op.where(),
+                              operand=f"#{operand.index}")
+        if not any(use is operand for use in value.uses):
+            raise VerifyError(op.name, "use list out of step", where=op.where(),
+                              operand=f"#{operand.index}")
+
+
+def verify_op(op: Operation) -> None:
+    """Check one op against its declaration (no-op for undeclared ops)."""
+    op_def = op.op_def
+    if op_def is None:
+        return
+    where = op.where()
+
+    def fail(why: str, operand: str = "") -> VerifyError:
+        return VerifyError(op.name, why, where=where, operand=operand)
+
+    if not op_def.variadic_operands:
+        if op.num_operands != len(op_def.operands):
+            raise fail(f"takes {len(op_def.operands)} operands, got {op.num_operands}")
+        for spec, value in zip(op_def.operands, op.operand_values()):
+            folded = spec.mutable_attr is not None and spec.mutable_attr in op.attributes
+            if value is None and not spec.optional and not folded:
+                raise fail("is null but not optional", operand=spec.name)
+    elif any(v is None for v in op.operand_values()):
+        raise fail("has a null operand")
+
+    for name, attribute in op.attributes.items():
+        spec = op_def.attr_spec(name)
+        if spec is not None and not attribute_matches(spec.kind, attribute):
+            raise fail(f"attribute '{name}' must be {spec.kind}, got {attribute!r}")
+    for spec in op_def.attributes:
+        if spec.default is REQUIRED and spec.name not in op.attributes:
+            raise fail(f"needs attribute '{spec.name}'")
+
+    if not op_def.variadic_results and op.num_results != len(op_def.results):
+        raise fail(f"makes {len(op_def.results)} results, got {op.num_results}")
+    if op_def.verify is not None:
+        op_def.verify(op)
+    if op_def.infer_meta is not None and op.name not in _EXPLICIT_TYPES:
+        inferred = list(op_def.infer_meta(InferContext.of(op)))
+        if len(inferred) != op.num_results:
+            raise fail(f"infers {len(inferred)} results, has {op.num_results}")
+        for result, expected in zip(op.results, inferred):
+            if not types_compatible(result.type, expected):
+                raise fail(
+                    f"result #{result.index} has type {print_type(result.type)}, "
+                    f"but its operands give {print_type(expected)}"
+                )
+
+
+_EXPLICIT_TYPES = frozenset({"builtin.parameter", "builtin.constant"})
+"""Ops whose result type is given, not inferred."""
