@@ -73,8 +73,10 @@ class Builder:
         op = Operation.create(name, operands, result_types, attrs, loc=self.loc)
         return self.insert(op)
 
-    def op(self, name: str, *operands: Value | None, **attributes: Any) -> OpResult | tuple[OpResult, ...]:
-        """Create op `name` and return its result (or results, when there are several)."""
-        created = self.create(name, operands, attributes)
+    def op(
+        self, op_name: str, /, *operands: Value | None, **attributes: Any
+    ) -> OpResult | tuple[OpResult, ...]:
+        """Create op `op_name` and return its result (or results, when there are several)."""
+        created = self.create(op_name, operands, attributes)
         results = created.results
         return results[0] if len(results) == 1 else results

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir.operation import Block, Operation
+from cinn_py.pir.value import Value
+
+_INPUT_OPS = frozenset({"pd_op.data", "builtin.parameter"})
 
 
 @dataclass
@@ -38,6 +42,8 @@ class Program:
         self.parameters: dict[str, np.ndarray] = {}
         self.text_style = TextStyle()
         self.source: str = "<program>"
+        self.pinned_outputs: list[Value] | None = None
+        """Outputs fixed by `pin_outputs`, so passes that orphan values do not add outputs."""
 
     @property
     def block(self) -> Block:
@@ -57,6 +63,54 @@ class Program:
     def fetch_ops(self) -> list[Operation]:
         """The program's declared outputs, in order: fetch and shadow_output ops."""
         return [op for op in self.block if op.name in ("pd_op.fetch", "builtin.shadow_output")]
+
+    def outputs(self) -> list[Value]:
+        """What the program produces, in order.
+
+        A saved model names its outputs with fetch / shadow_output ops: their operands.
+        A printed program usually has none; then every result no op reads is an output,
+        in program order, except the results of data and parameter ops (those are inputs).
+        Once `pin_outputs` has run, the pinned list.
+        """
+        if self.pinned_outputs is not None:
+            return list(self.pinned_outputs)
+        declared = [op.operand_value(0) for op in self.fetch_ops()]
+        if declared:
+            return [v for v in declared if v is not None]
+        return [
+            result
+            for op in self.block
+            if op.name not in _INPUT_OPS
+            for result in op.results
+            if result.use_empty()
+        ]
+
+    def pin_outputs(self) -> list[Value]:
+        """Fix the current outputs, before passes change which values are unused."""
+        if self.pinned_outputs is None:
+            self.pinned_outputs = self.outputs()
+        return list(self.pinned_outputs)
+
+    def clone(self) -> Program:
+        """A deep copy of the IR (parameter arrays are shared, not copied)."""
+        copy = Program()
+        copy.parameters = dict(self.parameters)
+        copy.text_style = TextStyle(**vars(self.text_style))
+        copy.source = self.source
+        mapping: dict[int, Value] = {}
+        for op in self.block:
+            if op.regions:
+                raise UnsupportedOpError(op.name, op.where(), "has regions (control flow)")
+            operands = [None if v is None else mapping[id(v)] for v in op.operand_values()]
+            new = Operation.create(op.name, operands, [r.type for r in op.results],
+                                   op.attributes, loc=op.loc)
+            for old_result, new_result in zip(op.results, new.results):
+                new_result.id_hint = old_result.id_hint
+                mapping[id(old_result)] = new_result
+            copy.block.append(new)
+        if self.pinned_outputs is not None:
+            copy.pinned_outputs = [mapping[id(v)] for v in self.pinned_outputs]
+        return copy
 
     def __str__(self) -> str:
         from cinn_py.pir.printer import print_program

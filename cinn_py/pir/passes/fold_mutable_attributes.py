@@ -1,0 +1,72 @@
+"""Fold constant shape / axis / factor operands into attributes.
+
+Paddle feeds many "attributes" as tensors (a `pd_op.full_int_array` for reshape's
+shape, a `pd_op.full` for scale's factor, a `builtin.combine` of fulls for a shape
+list), because at run time they may be computed. Where the producer is a constant the
+consumer wants it as an attribute: later stages (lowering, scheduling) need the value
+at compile time. This pass sets the attribute, nulls the operand (printed
+`<<NULL VALUE>>`, as Paddle prints an absent operand) and leaves the now-unused
+producers to dead-code elimination.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cinn_py.pir.attributes import (
+    Attribute,
+    FloatAttribute,
+    IntArrayAttribute,
+    scalar_attribute,
+)
+from cinn_py.pir.constant import constant_of
+from cinn_py.pir.op_def import make_attribute
+from cinn_py.pir.operation import Operation
+from cinn_py.pir.program import Program
+from cinn_py.pir.types import DenseTensorType
+from cinn_py.pir.value import Value
+
+
+def fold_mutable_attributes(program: Program) -> int:
+    """Fold every constant mutable-attribute operand; returns how many were folded."""
+    folded = 0
+    for op in program.ops():
+        folded += _fold_op(op)
+    return folded
+
+
+def _fold_op(op: Operation) -> int:
+    op_def = op.op_def
+    if op_def is None or op_def.variadic_operands:
+        return 0
+    folded = 0
+    for index, spec in enumerate(op_def.operands):
+        if spec.mutable_attr is None or index >= op.num_operands:
+            continue
+        value = op.operand_value(index)
+        if value is None:
+            continue
+        constant = constant_of(value)
+        if constant is None:
+            continue
+        attr_spec = op_def.attr_spec(spec.mutable_attr)
+        attribute = (
+            make_attribute(attr_spec.kind, constant)
+            if attr_spec is not None
+            else _attribute_for(constant, value)
+        )
+        op.set_attribute(spec.mutable_attr, attribute)
+        op.set_operand(index, None)
+        folded += 1
+    return folded
+
+
+def _attribute_for(constant: Any, value: Value) -> Attribute:
+    """The attribute for a constant whose attribute kind is not declared: a list becomes
+    an IntArray (shapes, axes), a float a Float (factors), an int a Scalar (axes)."""
+    if isinstance(constant, list):
+        return IntArrayAttribute.get([int(v) for v in constant])
+    is_float = isinstance(value.type, DenseTensorType) and value.type.data_type.is_float
+    if is_float:
+        return FloatAttribute.get(float(constant))
+    return scalar_attribute(constant)
