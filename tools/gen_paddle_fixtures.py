@@ -303,14 +303,14 @@ def run_program_case(case: ProgramCase) -> ProgramFixture:
     with fresh_names(), paddle.static.scope_guard(scope):
         with paddle.static.program_guard(main, startup):
             fetches = case.build(builder)
-        text = str(main) + "\n"
+        text = str(main)
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
         params = {
             name: np.array(scope.find_var(name).get_tensor()) for name in parameter_names(main)
         }
         results = exe.run(main, feed=builder.feeds, fetch_list=fetches)
-    if str(main) + "\n" != text:
+    if str(main) != text:
         raise AssertionError(f"{case.name}: running the executor changed the program")
     outputs: dict[str, np.ndarray] = {}
     for value, result in zip(fetches, results, strict=True):
@@ -970,7 +970,7 @@ def build_rms_norm_fixture() -> ProgramFixture:
     op._set_int64s_attr("normalized_shape", [6])
     op._set_float64_attr("epsilon", eps)
     program = core.pir.translate_to_pir(desc)
-    text = str(program) + "\n"
+    text = str(program)
     rms_op = next(o for o in program.global_block().ops if o.name() == "pd_op.rms_norm")
     y, invvar = _rms_norm_reference(x, w, eps)
     outputs = {}
@@ -1185,14 +1185,14 @@ def load_and_check(
     loaded.eval()
     # Print before calling the layer: running it appends a second
     # builtin.shadow_output to the program held by the loaded layer.
-    jit_text = str(loaded.program()) + "\n"
+    jit_text = str(loaded.program())
     jit_outs = [o.numpy() for o in _as_list(loaded(*[paddle.to_tensor(v) for v in feeds.values()]))]
     _check_close(f"{case.name} jit.load", outs, jit_outs)
     paddle.enable_static()
     with paddle.static.scope_guard(paddle.static.Scope()):
         exe = paddle.static.Executor(paddle.CPUPlace())
         program, feed_names, fetch_values = paddle.static.load_inference_model(prefix, exe)
-        text = str(program) + "\n"
+        text = str(program)
         inf_outs = exe.run(program, feed=feeds, fetch_list=fetch_values)
     _check_close(f"{case.name} load_inference_model", outs, [np.asarray(o) for o in inf_outs])
     return text, jit_text, list(feed_names), op_names(program)

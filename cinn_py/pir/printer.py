@@ -40,8 +40,8 @@ def print_type(type_: Type | None, style: TextStyle | None = None) -> str:
         prefix = f"{style.tensor_prefix}." if style.typed else ""
         return f"{prefix}tensor<{dims}{type_.dtype.dtype.short}>"
     if isinstance(type_, VectorType):
-        prefix = "builtin." if style.typed else ""
-        return prefix + "vec[" + ",".join(print_type(t, style) for t in type_.types) + "]"
+        # Paddle prints `vec[...]` without a dialect prefix in both formats.
+        return "vec[" + ",".join(print_type(t, style) for t in type_.types) + "]"
     raise TypeError(f"cannot print type {type_!r}")
 
 
@@ -59,7 +59,8 @@ def print_attribute(attribute: A.Attribute, style: TextStyle | None = None) -> s
     if isinstance(attribute, A.DoubleAttribute):
         return ("(Double)" if typed else "") + format_float(attribute.value)
     if isinstance(attribute, A.StrAttribute):
-        return '"' + attribute.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        # Paddle escapes only the quote: `"a\"b\c"` (so a trailing backslash is ambiguous).
+        return '"' + attribute.value.replace('"', '\\"') + '"'
     if isinstance(attribute, A.ArrayAttribute):
         return "[" + ",".join(print_attribute(a, style) for a in attribute.value) + "]"
     if isinstance(attribute, A.TypeAttribute):
