@@ -1,9 +1,9 @@
 """cinn_py: a CINN-style tensor compiler for Paddle PIR programs, written in Python.
 
-    import cinn_py
-    prog = cinn_py.load("model.json")
-    exe = cinn_py.compile(prog, target="reference")
-    outs = exe.run({"x": x})
+import cinn_py
+prog = cinn_py.load("model.json")
+exe = cinn_py.compile(prog, target="reference")
+outs = exe.run({"x": x})
 """
 
 from cinn_py.api import Executable, compile, load
@@ -22,6 +22,16 @@ from cinn_py.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "CinnError", "CompileError", "Executable", "FeedError", "LoadError", "ParseError",
-    "ScheduleError", "ShapeError", "UnsupportedOpError", "VerifyError", "compile", "load",
+    "CinnError",
+    "CompileError",
+    "Executable",
+    "FeedError",
+    "LoadError",
+    "ParseError",
+    "ScheduleError",
+    "ShapeError",
+    "UnsupportedOpError",
+    "VerifyError",
+    "compile",
+    "load",
 ]

@@ -82,12 +82,12 @@ class Executable:
             None if params is None else {k: _to_numpy(k, v) for k, v in params.items()},
             values,
         )
-        return dict(zip(names, arrays))
+        return dict(zip(names, arrays, strict=True))
 
     def _select(self, fetch: Sequence[str] | None) -> tuple[list[str], list[Value]]:
         if fetch is None:
             return list(self.output_names), list(self.outputs)
-        by_name = dict(zip(self.output_names, self.outputs))
+        by_name = dict(zip(self.output_names, self.outputs, strict=True))
         by_id = value_names(self.program)
         values = []
         for name in fetch:

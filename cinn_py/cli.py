@@ -53,11 +53,18 @@ def _make_parser() -> argparse.ArgumentParser:
     run.add_argument("--feeds", help=".npz of inputs by data name (default: random, seeded)")
     run.add_argument("--params", help=".npz of parameters by name (default: the model's)")
     run.add_argument("--fetch", nargs="+", metavar="ID", help="values to fetch: %%ID or outN")
-    run.add_argument("--target", choices=api.TARGETS, default=None,
-                     help=f"where to run (default: {api.default_target()})")
+    run.add_argument(
+        "--target",
+        choices=api.TARGETS,
+        default=None,
+        help=f"where to run (default: {api.default_target()})",
+    )
     run.add_argument("--out", help="write the outputs to this .npz")
-    run.add_argument("--check", action="store_true",
-                     help="also run the reference executor and report the largest error")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="also run the reference executor and report the largest error",
+    )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
     run.set_defaults(handler=_cmd_run)
     return parser
@@ -105,8 +112,10 @@ def _default_params(program: Program, rng: np.random.Generator) -> dict[str, np.
             params[name] = _random_array(op.result(0).type, rng)
             missing.append(name)
     if missing:
-        print(f"cinn-py: note: no --params; random values for {len(missing)} parameter(s)",
-              file=sys.stderr)
+        print(
+            f"cinn-py: note: no --params; random values for {len(missing)} parameter(s)",
+            file=sys.stderr,
+        )
     return params
 
 

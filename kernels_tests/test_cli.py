@@ -33,8 +33,17 @@ def test_run_text_program_writes_outputs_by_value_id(capsys, tmp_path):
     feeds = tmp_path / "feeds.npz"
     np.savez(feeds, x=x)
     out = tmp_path / "out.npz"
-    code, stdout, _ = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"),
-                              "--feeds", str(feeds), "--target", "reference", "--out", str(out))
+    code, stdout, _ = run_cli(
+        capsys,
+        "run",
+        os.path.join(EXAMPLES, "softmax.pir"),
+        "--feeds",
+        str(feeds),
+        "--target",
+        "reference",
+        "--out",
+        str(out),
+    )
     assert code == 0
     assert stdout.startswith("%1: float32[64, 128]")
     with np.load(out) as data:
@@ -50,8 +59,9 @@ def test_run_check_reports_errors(capsys):
 
 
 def test_run_fetch_picks_values(capsys):
-    code, stdout, _ = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax_by_hand.pir"),
-                              "--fetch", "%2", "%7")
+    code, stdout, _ = run_cli(
+        capsys, "run", os.path.join(EXAMPLES, "softmax_by_hand.pir"), "--fetch", "%2", "%7"
+    )
     assert code == 0
     assert [line.split(":")[0] for line in stdout.splitlines()] == ["%2", "%7"]
     assert stdout.splitlines()[0].startswith("%2: float32[32, 1]")
@@ -61,8 +71,9 @@ def test_run_fetch_picks_values(capsys):
 def test_run_saved_model_names_outputs_out0(capsys, tmp_path):
     model = os.path.join(MODELS, "mlp")
     out = tmp_path / "out.npz"
-    code, stdout, _ = run_cli(capsys, "run", model, "--feeds", os.path.join(model, "feeds.npz"),
-                              "--out", str(out))
+    code, stdout, _ = run_cli(
+        capsys, "run", model, "--feeds", os.path.join(model, "feeds.npz"), "--out", str(out)
+    )
     assert code == 0 and stdout.startswith("out0: float32")
     with np.load(out) as got, np.load(os.path.join(model, "outputs.npz")) as want:
         np.testing.assert_allclose(got["out0"], want["out0"], rtol=1e-4, atol=1e-5)
@@ -98,15 +109,17 @@ def test_unsupported_op_names_op_and_place(capsys, tmp_path):
 def test_wrong_feed_shape(capsys, tmp_path):
     feeds = tmp_path / "feeds.npz"
     np.savez(feeds, x=np.zeros((3, 3), np.float32))
-    code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"),
-                           "--feeds", str(feeds))
+    code, _, err = run_cli(
+        capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--feeds", str(feeds)
+    )
     assert code == 2
     assert err.startswith("cinn-py: error: feed 'x': expected")
 
 
 def test_unimplemented_target_says_so(capsys):
-    code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"),
-                           "--target", "cuda-emu")
+    code, _, err = run_cli(
+        capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--target", "cuda-emu"
+    )
     assert code == 2
     assert "target 'cuda-emu' is not implemented yet; available: reference" in err
 
@@ -117,6 +130,5 @@ def test_missing_file(capsys):
 
 
 def test_unknown_fetch(capsys):
-    code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"),
-                           "--fetch", "%99")
+    code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--fetch", "%99")
     assert code == 2 and "cannot fetch '%99'" in err

@@ -22,6 +22,7 @@ from cinn_py.pir.attributes import (
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.context import IrContext
 from cinn_py.pir.dialects import builtin as _builtin  # noqa: F401  (registers the dialect)
+from cinn_py.pir.dialects import pd_op as _pd_op  # noqa: F401  (registers the dialect)
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, lookup_op_def, registered_op_names
 from cinn_py.pir.operation import Block, Location, Operation, Region
@@ -32,11 +33,41 @@ from cinn_py.pir.value import OpOperand, OpResult, Value
 from cinn_py.pir.verifier import verify_program
 
 __all__ = [
-    "DYNAMIC", "ArrayAttribute", "Attribute", "Block", "BoolAttribute", "Builder",
-    "DataLayoutAttribute", "DataType", "DataTypeAttribute", "DenseTensorType",
-    "DoubleAttribute", "ElementType", "FloatAttribute", "InferContext", "Int32Attribute",
-    "Int64Attribute", "IntArrayAttribute", "IrContext", "Location", "OpDef", "OpOperand",
-    "OpResult", "Operation", "PlaceAttribute", "Program", "Region", "StrAttribute",
-    "TextStyle", "Type", "TypeAttribute", "Value", "VectorType", "lookup_op_def",
-    "print_program", "registered_op_names", "scalar_attribute", "verify_program",
+    "DYNAMIC",
+    "ArrayAttribute",
+    "Attribute",
+    "Block",
+    "BoolAttribute",
+    "Builder",
+    "DataLayoutAttribute",
+    "DataType",
+    "DataTypeAttribute",
+    "DenseTensorType",
+    "DoubleAttribute",
+    "ElementType",
+    "FloatAttribute",
+    "InferContext",
+    "Int32Attribute",
+    "Int64Attribute",
+    "IntArrayAttribute",
+    "IrContext",
+    "Location",
+    "OpDef",
+    "OpOperand",
+    "OpResult",
+    "Operation",
+    "PlaceAttribute",
+    "Program",
+    "Region",
+    "StrAttribute",
+    "TextStyle",
+    "Type",
+    "TypeAttribute",
+    "Value",
+    "VectorType",
+    "lookup_op_def",
+    "print_program",
+    "registered_op_names",
+    "scalar_attribute",
+    "verify_program",
 ]

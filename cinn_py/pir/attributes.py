@@ -224,9 +224,18 @@ def scalar_attribute(value: Any) -> Attribute:
 ATTRIBUTE_KINDS: dict[str, type[Attribute]] = {
     cls.kind: cls
     for cls in (
-        BoolAttribute, Int32Attribute, Int64Attribute, FloatAttribute, DoubleAttribute,
-        StrAttribute, ArrayAttribute, TypeAttribute, IntArrayAttribute, DataTypeAttribute,
-        PlaceAttribute, DataLayoutAttribute,
+        BoolAttribute,
+        Int32Attribute,
+        Int64Attribute,
+        FloatAttribute,
+        DoubleAttribute,
+        StrAttribute,
+        ArrayAttribute,
+        TypeAttribute,
+        IntArrayAttribute,
+        DataTypeAttribute,
+        PlaceAttribute,
+        DataLayoutAttribute,
     )
 }
 

@@ -67,7 +67,9 @@ class Builder:
                 attrs[key] = make_attribute(spec.kind, value) if spec else attr_from_python(value)
         if result_types is None:
             if op_def is None or op_def.infer_meta is None:
-                raise UnsupportedOpError(name, "Builder.create", "has no infer_meta: give result_types")
+                raise UnsupportedOpError(
+                    name, "Builder.create", "has no infer_meta: give result_types"
+                )
             ctx = InferContext(op_def, operands, attrs, where=f"building {name}")
             result_types = list(op_def.infer_meta(ctx))
         op = Operation.create(name, operands, result_types, attrs, loc=self.loc)

@@ -54,7 +54,11 @@ class DataType(enum.Enum):
     @property
     def is_integer(self) -> bool:
         return self in (
-            DataType.INT8, DataType.UINT8, DataType.INT16, DataType.INT32, DataType.INT64,
+            DataType.INT8,
+            DataType.UINT8,
+            DataType.INT16,
+            DataType.INT32,
+            DataType.INT64,
             DataType.INDEX,
         )
 
@@ -98,33 +102,69 @@ class DataType(enum.Enum):
 
 
 _SHORT = {
-    DataType.BOOL: "b", DataType.INT8: "i8", DataType.UINT8: "u8", DataType.INT16: "i16",
-    DataType.INT32: "i32", DataType.INT64: "i64", DataType.FLOAT16: "f16",
-    DataType.BFLOAT16: "bf16", DataType.FLOAT32: "f32", DataType.FLOAT64: "f64",
-    DataType.COMPLEX64: "c64", DataType.COMPLEX128: "c128", DataType.INDEX: "index",
+    DataType.BOOL: "b",
+    DataType.INT8: "i8",
+    DataType.UINT8: "u8",
+    DataType.INT16: "i16",
+    DataType.INT32: "i32",
+    DataType.INT64: "i64",
+    DataType.FLOAT16: "f16",
+    DataType.BFLOAT16: "bf16",
+    DataType.FLOAT32: "f32",
+    DataType.FLOAT64: "f64",
+    DataType.COMPLEX64: "c64",
+    DataType.COMPLEX128: "c128",
+    DataType.INDEX: "index",
     DataType.UNDEFINED: "undefined",
 }
 _FROM_SHORT = {v: k for k, v in _SHORT.items() if k is not DataType.UNDEFINED}
 
 _PDIPARAMS_CODE = {
-    DataType.BOOL: 0, DataType.INT16: 1, DataType.INT32: 2, DataType.INT64: 3,
-    DataType.FLOAT16: 4, DataType.FLOAT32: 5, DataType.FLOAT64: 6, DataType.UINT8: 20,
-    DataType.INT8: 21, DataType.BFLOAT16: 22, DataType.COMPLEX64: 23, DataType.COMPLEX128: 24,
+    DataType.BOOL: 0,
+    DataType.INT16: 1,
+    DataType.INT32: 2,
+    DataType.INT64: 3,
+    DataType.FLOAT16: 4,
+    DataType.FLOAT32: 5,
+    DataType.FLOAT64: 6,
+    DataType.UINT8: 20,
+    DataType.INT8: 21,
+    DataType.BFLOAT16: 22,
+    DataType.COMPLEX64: 23,
+    DataType.COMPLEX128: 24,
 }
 _FROM_PDIPARAMS = {v: k for k, v in _PDIPARAMS_CODE.items()}
 
 _NUMPY = {
-    DataType.BOOL: "bool", DataType.INT8: "int8", DataType.UINT8: "uint8",
-    DataType.INT16: "int16", DataType.INT32: "int32", DataType.INT64: "int64",
-    DataType.FLOAT16: "float16", DataType.FLOAT32: "float32", DataType.FLOAT64: "float64",
-    DataType.COMPLEX64: "complex64", DataType.COMPLEX128: "complex128", DataType.INDEX: "int64",
+    DataType.BOOL: "bool",
+    DataType.INT8: "int8",
+    DataType.UINT8: "uint8",
+    DataType.INT16: "int16",
+    DataType.INT32: "int32",
+    DataType.INT64: "int64",
+    DataType.FLOAT16: "float16",
+    DataType.FLOAT32: "float32",
+    DataType.FLOAT64: "float64",
+    DataType.COMPLEX64: "complex64",
+    DataType.COMPLEX128: "complex128",
+    DataType.INDEX: "int64",
 }
 
 _ITEMSIZE = {
-    DataType.BOOL: 1, DataType.INT8: 1, DataType.UINT8: 1, DataType.INT16: 2,
-    DataType.INT32: 4, DataType.INT64: 8, DataType.FLOAT16: 2, DataType.BFLOAT16: 2,
-    DataType.FLOAT32: 4, DataType.FLOAT64: 8, DataType.COMPLEX64: 8, DataType.COMPLEX128: 16,
-    DataType.INDEX: 8, DataType.UNDEFINED: 0,
+    DataType.BOOL: 1,
+    DataType.INT8: 1,
+    DataType.UINT8: 1,
+    DataType.INT16: 2,
+    DataType.INT32: 4,
+    DataType.INT64: 8,
+    DataType.FLOAT16: 2,
+    DataType.BFLOAT16: 2,
+    DataType.FLOAT32: 4,
+    DataType.FLOAT64: 8,
+    DataType.COMPLEX64: 8,
+    DataType.COMPLEX128: 16,
+    DataType.INDEX: 8,
+    DataType.UNDEFINED: 0,
 }
 
 

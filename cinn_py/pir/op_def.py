@@ -31,10 +31,25 @@ REQUIRED: Any = _Required()
 """Default of an attribute that every op must carry."""
 
 ATTR_KINDS = (
-    "bool", "int32", "int64", "float", "double", "str", "type", "int_array", "data_type",
-    "place", "data_layout", "scalar",
-    "array<bool>", "array<int32>", "array<int64>", "array<float>", "array<double>",
-    "array<str>", "array",
+    "bool",
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "str",
+    "type",
+    "int_array",
+    "data_type",
+    "place",
+    "data_layout",
+    "scalar",
+    "array<bool>",
+    "array<int32>",
+    "array<int64>",
+    "array<float>",
+    "array<double>",
+    "array<str>",
+    "array",
 )
 """The kinds an attribute may be declared with. `array<K>` is an ArrayAttribute of K;
 plain `array` takes any items; `scalar` takes any number attribute (pd_op.Scalar)."""
@@ -47,13 +62,19 @@ class OperandSpec:
     `variadic`: a Tensor[] operand, fed by a `builtin.combine` (its type is a vector).
     `mutable_attr`: the operand carries a constant that Paddle could also hold as an
     attribute of that name (reshape's `shape`, sum's `axis`, scale's `scale`); the
-    fold pass turns a constant producer into that attribute.
+    fold pass turns a constant producer into that attribute, of kind `mutable_kind`
+    (Paddle's IntArray for shapes and axis lists, Scalar or float for single values).
     """
 
     name: str
     optional: bool = False
     variadic: bool = False
     mutable_attr: str | None = None
+    mutable_kind: str = "int_array"
+
+    def __post_init__(self) -> None:
+        if self.mutable_kind not in ATTR_KINDS:
+            raise ValueError(f"operand {self.name}: unknown mutable_kind '{self.mutable_kind}'")
 
 
 @dataclass(frozen=True)
@@ -178,8 +199,12 @@ def attribute_matches(kind: str, attribute: A.Attribute) -> bool:
     if isinstance(attribute, classes):
         return True
     # Paddle itself is loose about int widths and float widths in saved programs.
-    widen = {"int32": A.Int64Attribute, "int64": A.Int32Attribute,
-             "float": A.DoubleAttribute, "double": A.FloatAttribute}
+    widen = {
+        "int32": A.Int64Attribute,
+        "int64": A.Int32Attribute,
+        "float": A.DoubleAttribute,
+        "double": A.FloatAttribute,
+    }
     return kind in widen and isinstance(attribute, widen[kind])
 
 
@@ -189,20 +214,29 @@ def make_attribute(kind: str, value: Any) -> A.Attribute:
         return value
     if kind.startswith("array"):
         item_kind = kind[6:-1] if kind != "array" else None
-        items = [make_attribute(item_kind, v) if item_kind else A.attr_from_python(v) for v in value]
+        items = [
+            make_attribute(item_kind, v) if item_kind else A.attr_from_python(v) for v in value
+        ]
         return A.ArrayAttribute.get(items)
     makers: dict[str, Callable[[Any], A.Attribute]] = {
-        "bool": A.BoolAttribute.get, "int32": A.Int32Attribute.get,
-        "int64": A.Int64Attribute.get, "float": A.FloatAttribute.get,
-        "double": A.DoubleAttribute.get, "str": A.StrAttribute.get,
-        "type": A.TypeAttribute.get, "int_array": A.IntArrayAttribute.get,
-        "data_type": A.DataTypeAttribute.get, "place": A.PlaceAttribute.get,
-        "data_layout": A.DataLayoutAttribute.get, "scalar": A.scalar_attribute,
+        "bool": A.BoolAttribute.get,
+        "int32": A.Int32Attribute.get,
+        "int64": A.Int64Attribute.get,
+        "float": A.FloatAttribute.get,
+        "double": A.DoubleAttribute.get,
+        "str": A.StrAttribute.get,
+        "type": A.TypeAttribute.get,
+        "int_array": A.IntArrayAttribute.get,
+        "data_type": A.DataTypeAttribute.get,
+        "place": A.PlaceAttribute.get,
+        "data_layout": A.DataLayoutAttribute.get,
+        "scalar": A.scalar_attribute,
     }
     return makers[kind](value)
 
 
 # -- infer_meta context ------------------------------------------------------------------
+
 
 class InferContext:
     """What `infer_meta` sees: operand types, attributes and constant operands.

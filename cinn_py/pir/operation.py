@@ -123,7 +123,9 @@ class Operation:
         for result in self._results:
             if not result.use_empty():
                 users = ", ".join(sorted({u.owner.name for u in result.uses}))
-                raise ValueError(f"cannot erase {self.name}: result #{result.index} is used by {users}")
+                raise ValueError(
+                    f"cannot erase {self.name}: result #{result.index} is used by {users}"
+                )
         for operand in self._operands:
             operand.drop()
         for region in self.regions:

@@ -102,9 +102,10 @@ class Program:
             if op.regions:
                 raise UnsupportedOpError(op.name, op.where(), "has regions (control flow)")
             operands = [None if v is None else mapping[id(v)] for v in op.operand_values()]
-            new = Operation.create(op.name, operands, [r.type for r in op.results],
-                                   op.attributes, loc=op.loc)
-            for old_result, new_result in zip(op.results, new.results):
+            new = Operation.create(
+                op.name, operands, [r.type for r in op.results], op.attributes, loc=op.loc
+            )
+            for old_result, new_result in zip(op.results, new.results, strict=True):
                 new_result.id_hint = old_result.id_hint
                 mapping[id(old_result)] = new_result
             copy.block.append(new)

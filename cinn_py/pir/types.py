@@ -112,7 +112,9 @@ class DenseTensorType(Type):
         return DenseTensorType.get(self.dtype, dims, self.layout, self.lod, self.offset)
 
     def with_dtype(self, dtype: DataType) -> DenseTensorType:
-        return DenseTensorType.get(ElementType.get(dtype), self.dims, self.layout, self.lod, self.offset)
+        return DenseTensorType.get(
+            ElementType.get(dtype), self.dims, self.layout, self.lod, self.offset
+        )
 
     def __repr__(self) -> str:
         dims = "".join(f"{d}x" for d in self.dims)

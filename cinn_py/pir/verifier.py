@@ -24,10 +24,12 @@ def types_compatible(declared: Type, inferred: Type) -> bool:
     if isinstance(declared, DenseTensorType) and isinstance(inferred, DenseTensorType):
         if declared.dtype is not inferred.dtype or declared.rank != inferred.rank:
             return False
-        return all(a == b or DYNAMIC in (a, b) for a, b in zip(declared.dims, inferred.dims))
+        return all(
+            a == b or DYNAMIC in (a, b) for a, b in zip(declared.dims, inferred.dims, strict=True)
+        )
     if isinstance(declared, VectorType) and isinstance(inferred, VectorType):
         return len(declared.types) == len(inferred.types) and all(
-            types_compatible(a, b) for a, b in zip(declared.types, inferred.types)
+            types_compatible(a, b) for a, b in zip(declared.types, inferred.types, strict=True)
         )
     return False
 
@@ -47,11 +49,16 @@ def verify_structure(op: Operation, defined: set[int]) -> None:
         if value is None:
             continue
         if id(value) not in defined:
-            raise VerifyError(op.name, "uses a value before it is defined", where=op.where(),
-                              operand=f"#{operand.index}")
+            raise VerifyError(
+                op.name,
+                "uses a value before it is defined",
+                where=op.where(),
+                operand=f"#{operand.index}",
+            )
         if not any(use is operand for use in value.uses):
-            raise VerifyError(op.name, "use list out of step", where=op.where(),
-                              operand=f"#{operand.index}")
+            raise VerifyError(
+                op.name, "use list out of step", where=op.where(), operand=f"#{operand.index}"
+            )
 
 
 def verify_op(op: Operation) -> None:
@@ -67,7 +74,7 @@ def verify_op(op: Operation) -> None:
     if not op_def.variadic_operands:
         if op.num_operands != len(op_def.operands):
             raise fail(f"takes {len(op_def.operands)} operands, got {op.num_operands}")
-        for spec, value in zip(op_def.operands, op.operand_values()):
+        for spec, value in zip(op_def.operands, op.operand_values(), strict=True):
             folded = spec.mutable_attr is not None and spec.mutable_attr in op.attributes
             if value is None and not spec.optional and not folded:
                 raise fail("is null but not optional", operand=spec.name)
@@ -90,7 +97,7 @@ def verify_op(op: Operation) -> None:
         inferred = list(op_def.infer_meta(InferContext.of(op)))
         if len(inferred) != op.num_results:
             raise fail(f"infers {len(inferred)} results, has {op.num_results}")
-        for result, expected in zip(op.results, inferred):
+        for result, expected in zip(op.results, inferred, strict=True):
             if not types_compatible(result.type, expected):
                 raise fail(
                     f"result #{result.index} has type {print_type(result.type)}, "

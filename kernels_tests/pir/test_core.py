@@ -54,7 +54,9 @@ register_ops(
 
 def _param(builder: Builder, name: str, dims=(2, 3), dtype=DataType.FLOAT32):
     return builder.create(
-        "builtin.parameter", [], {"parameter_name": name},
+        "builtin.parameter",
+        [],
+        {"parameter_name": name},
         [DenseTensorType.get(dtype, dims)],
     ).result()
 
@@ -128,8 +130,9 @@ def test_verifier_rejects_broken_ops():
     program = Program()
     b = Builder(program)
     x = _param(b, "x")
-    bad = Operation.create("coretest.scaled", [x], [x.type], {"factor": A.StrAttribute.get("a"),
-                                                             "name": "n"})
+    bad = Operation.create(
+        "coretest.scaled", [x], [x.type], {"factor": A.StrAttribute.get("a"), "name": "n"}
+    )
     program.block.append(bad)
     with pytest.raises(VerifyError, match="attribute 'factor' must be float"):
         verify_program(program)
@@ -145,8 +148,11 @@ def test_verifier_checks_order_counts_and_types():
     x = _param(b, "x")
     wrong = DenseTensorType.get(DataType.FLOAT32, [3, 3])
     program.block.append(Operation.create("coretest.unary", [x], [wrong]))
-    with pytest.raises(VerifyError, match=r"result #0 has type tensor<3x3xf32>, but its operands"
-                                          r" give tensor<2x3xf32>"):
+    with pytest.raises(
+        VerifyError,
+        match=r"result #0 has type tensor<3x3xf32>, but its operands"
+        r" give tensor<2x3xf32>",
+    ):
         verify_program(program)
     late = Program()
     lb = Builder(late)
@@ -181,8 +187,9 @@ def test_fold_then_dce_turns_constants_into_attributes():
     program2 = Program()
     b2 = Builder(program2)
     x2 = _param(b2, "x", dims=(2, 3))
-    const = b2.create("pd_op.full_int_array", [], {"value": A.IntArrayAttribute.get([3, 2])},
-                      [DenseTensorType.get(DataType.INT64, [2])]).result()
+    const = b2.create(
+        "pd_op.full_int_array", [], {"value": [3, 2]}, [DenseTensorType.get(DataType.INT64, [2])]
+    ).result()
     assert b2.op("coretest.reshape", x2, const).type.dims == (3, 2)
     PassManager().run(program2)
     text = print_program(program2)

@@ -57,8 +57,10 @@ OPS = [
     OpDef("builtin.module", results=(), traits=frozenset({"SideEffect"})),
     OpDef(
         "builtin.parameter",
-        attributes=(attr("parameter_name", "str"),
-                    *(attr(name, "array<bool>", None) for name in _PARAMETER_FLAGS)),
+        attributes=(
+            attr("parameter_name", "str"),
+            *(attr(name, "array<bool>", None) for name in _PARAMETER_FLAGS),
+        ),
         traits=frozenset({"SideEffect"}),
         infer_meta=_infer_parameter,
     ),
@@ -78,12 +80,24 @@ OPS = [
         traits=frozenset({"SideEffect"}),
         infer_meta=_infer_none,
     ),
-    OpDef("builtin.combine", operands=(operand("inputs"),), variadic_operands=True,
-          infer_meta=_infer_combine),
-    OpDef("builtin.split", operands=(operand("input"),), variadic_results=True,
-          infer_meta=_infer_split),
-    OpDef("builtin.slice", operands=(operand("input"),), attributes=(attr("index", "int32"),),
-          infer_meta=_infer_slice),
+    OpDef(
+        "builtin.combine",
+        operands=(operand("inputs"),),
+        variadic_operands=True,
+        infer_meta=_infer_combine,
+    ),
+    OpDef(
+        "builtin.split",
+        operands=(operand("input"),),
+        variadic_results=True,
+        infer_meta=_infer_split,
+    ),
+    OpDef(
+        "builtin.slice",
+        operands=(operand("input"),),
+        attributes=(attr("index", "int32"),),
+        infer_meta=_infer_slice,
+    ),
     OpDef("builtin.constant", attributes=(attr("value", "array"),), infer_meta=_infer_constant),
 ]
 

@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cinn_py.pir.attributes import (
-    Attribute,
-    FloatAttribute,
-    IntArrayAttribute,
-    scalar_attribute,
-)
+from cinn_py.pir.attributes import Attribute, FloatAttribute, IntArrayAttribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.op_def import make_attribute
 from cinn_py.pir.operation import Operation
@@ -49,24 +44,26 @@ def _fold_op(op: Operation) -> int:
         constant = constant_of(value)
         if constant is None:
             continue
-        attr_spec = op_def.attr_spec(spec.mutable_attr)
-        attribute = (
-            make_attribute(attr_spec.kind, constant)
-            if attr_spec is not None
-            else _attribute_for(constant, value)
-        )
-        op.set_attribute(spec.mutable_attr, attribute)
+        if _holds_integers(value):
+            constant = [int(v) for v in constant] if isinstance(constant, list) else int(constant)
+        op.set_attribute(spec.mutable_attr, _attribute_for(spec.mutable_kind, constant))
         op.set_operand(index, None)
         folded += 1
     return folded
 
 
-def _attribute_for(constant: Any, value: Value) -> Attribute:
-    """The attribute for a constant whose attribute kind is not declared: a list becomes
-    an IntArray (shapes, axes), a float a Float (factors), an int a Scalar (axes)."""
-    if isinstance(constant, list):
+def _holds_integers(value: Value) -> bool:
+    """An integer tensor's constant is an int, though `full` keeps its value as a double."""
+    return isinstance(value.type, DenseTensorType) and value.type.data_type.is_integer
+
+
+def _attribute_for(kind: str, constant: Any) -> Attribute:
+    """The attribute of the declared kind; an IntArray also takes a one-element scalar
+    (Paddle allows `full` where it declares an IntArray)."""
+    if kind == "int_array" and not isinstance(constant, list):
+        constant = [constant]
+    if kind in ("int_array",):
         return IntArrayAttribute.get([int(v) for v in constant])
-    is_float = isinstance(value.type, DenseTensorType) and value.type.data_type.is_float
-    if is_float:
+    if kind == "float":
         return FloatAttribute.get(float(constant))
-    return scalar_attribute(constant)
+    return make_attribute(kind, constant)
