@@ -30,6 +30,17 @@ class Type:
     def __reduce__(self):
         raise TypeError("types are uniqued by the IrContext and are not pickled")
 
+    @classmethod
+    def _unique(cls, key: tuple, **fields: object) -> Type:
+        """The one instance of `cls` for `key`, built with `fields` the first time."""
+
+        def make() -> Type:
+            obj = object.__new__(cls)
+            obj._init(**fields)
+            return obj
+
+        return IrContext.instance().unique(cls, key, make)
+
 
 class ElementType(Type):
     """A scalar element type: bool, int8..int64, uint8, float16/bfloat16/32/64, complex, index."""
@@ -42,12 +53,7 @@ class ElementType(Type):
         if dtype is DataType.UNDEFINED:
             raise ValueError("an element type needs a defined dtype")
 
-        def make() -> ElementType:
-            obj = object.__new__(cls)
-            obj._init(dtype=dtype)
-            return obj
-
-        return IrContext.instance().unique(cls, (dtype,), make)
+        return cls._unique((dtype,), dtype=dtype)
 
     def __repr__(self) -> str:
         return self.dtype.short
@@ -79,13 +85,9 @@ class DenseTensorType(Type):
                 raise ValueError(f"invalid tensor dim {d} in {list(dims_t)}")
         lod_t = tuple(tuple(int(x) for x in level) for level in lod)
         key = (elem, dims_t, layout, lod_t, int(offset))
-
-        def make() -> DenseTensorType:
-            obj = object.__new__(cls)
-            obj._init(dtype=elem, dims=dims_t, layout=layout, lod=lod_t, offset=int(offset))
-            return obj
-
-        return IrContext.instance().unique(cls, key, make)
+        return cls._unique(
+            key, dtype=elem, dims=dims_t, layout=layout, lod=lod_t, offset=int(offset)
+        )
 
     @property
     def rank(self) -> int:
@@ -130,13 +132,7 @@ class VectorType(Type):
     @classmethod
     def get(cls, types: Sequence[Type]) -> VectorType:
         types_t = tuple(types)
-
-        def make() -> VectorType:
-            obj = object.__new__(cls)
-            obj._init(types=types_t)
-            return obj
-
-        return IrContext.instance().unique(cls, (types_t,), make)
+        return cls._unique((types_t,), types=types_t)
 
     def __len__(self) -> int:
         return len(self.types)
