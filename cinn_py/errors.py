@@ -70,6 +70,21 @@ class CompileError(CinnError):
         super().__init__(f"{message}\n{log}".rstrip())
 
 
+class LaunchError(CinnError, ValueError):
+    """A launch that cannot happen: an unknown kernel, a grid, block or shared-memory size
+    outside CUDA's limits, arguments a checking-mode launch cannot take. Raised by both
+    targets before anything runs (a ValueError too, since the call's values are wrong)."""
+
+
+class KernelError(CinnError):
+    """A kernel that failed while it ran: a deadlocked barrier, a trap, a sanitizer report.
+
+    The `cuda-emu` target raises it instead of hanging or crashing the process, naming the
+    kernel, the block and what its threads were doing, so a bad kernel fails the test that
+    launched it.
+    """
+
+
 class FeedError(CinnError):
     """A feed or parameter that does not match the program: name, expected vs got."""
 

@@ -10,7 +10,7 @@ import pytest
 
 from cinn_py.backends import cache
 from cinn_py.backends.kernel_args import launch_dims, pack_args
-from cinn_py.errors import FeedError
+from cinn_py.errors import CinnError, FeedError, LaunchError
 
 
 def _deref(pointer: int, ctype: type):
@@ -43,7 +43,7 @@ def test_python_scalars_are_refused_with_a_hint():
 def test_launch_dims():
     assert launch_dims((4,), "grid") == (4, 1, 1)
     assert launch_dims([2, 3, 4], "block") == (2, 3, 4)
-    with pytest.raises(ValueError, match=r"block must be 1 to 3 positive ints, got \(0,\)"):
+    with pytest.raises(LaunchError, match=r"block must be 1 to 3 positive ints, got \(0,\)"):
         launch_dims((0,), "block")
 
 
@@ -60,3 +60,7 @@ def test_cache_round_trip_is_atomic(tmp_path, monkeypatch):
     assert path.parent == tmp_path / "cache" / "cubin"
     assert cache.read("cubin", key, ".cubin") == b"\x7fELF..."
     assert [p for p in os.listdir(path.parent) if p.startswith(".tmp-")] == []
+
+
+def test_launch_errors_are_cinn_errors_the_cli_prints():
+    assert issubclass(LaunchError, CinnError) and issubclass(LaunchError, ValueError)

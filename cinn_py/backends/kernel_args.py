@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cinn_py.errors import FeedError
+from cinn_py.errors import FeedError, LaunchError
 
 _SCALAR_CTYPES: dict[np.dtype, type] = {
     np.dtype(np.bool_): ctypes.c_bool,
@@ -83,5 +83,5 @@ def launch_dims(value: Sequence[int], what: str) -> tuple[int, int, int]:
     """A 3-tuple of positive ints (shorter tuples are padded with 1)."""
     dims = tuple(int(v) for v in value)
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise ValueError(f"{what} must be 1 to 3 positive ints, got {tuple(value)}")
+        raise LaunchError(f"{what} must be 1 to 3 positive ints, got {tuple(value)}")
     return (dims + (1, 1))[:3]  # type: ignore[return-value]

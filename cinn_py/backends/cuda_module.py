@@ -1,0 +1,453 @@
+"""Load a CUBIN on the GPU and launch its kernels, with the emulator's launch signature.
+
+Contexts: CuPy works through the CUDA runtime, which uses each device's *primary*
+context. So does this module: it loads into the context current on the calling thread
+(CuPy's, once CuPy has touched the device), and where there is none it retains the
+primary context of CuPy's current device (device 0 without CuPy) and makes it current,
+which is the very context CuPy will use. A launch from a thread or device where another
+context is current pushes the module's context for the launch and pops it after.
+
+Arguments are packed by `kernel_args.pack_args`, so arrays (CuPy, or anything with
+`__cuda_array_interface__`) go by device pointer and NumPy scalars by value. Launches
+go on CuPy's current stream unless a stream is given, so they are ordered with CuPy's
+own work. A launch that cannot work is refused before it reaches the driver, with the
+emulator's errors: ValueError for an unknown kernel or a grid, block or shared memory
+beyond the device (or the kernel), FeedError for a host array or an argument list that
+does not match the kernel's parameters. Every driver call is checked: a failed launch
+is a KernelError, any other failure a CinnError naming the call and the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import struct
+import sys
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from cuda.bindings import driver
+
+from cinn_py.backends import nvrtc
+from cinn_py.backends.kernel_args import data_pointer, launch_dims, pack_args
+from cinn_py.errors import CinnError, FeedError, KernelError, LaunchError
+
+_STO_CUDA_ENTRY = 0x10
+_STT_FUNC = 2
+_SHT_SYMTAB = 2
+_MAX_PARAMS = 4096
+
+
+def cubin_kernel_names(cubin: bytes) -> tuple[str, ...]:
+    """The kernels (entry functions) a CUBIN defines, read from its ELF symbol table."""
+    if not cubin.startswith(b"\x7fELF") or cubin[4] != 2 or cubin[5] != 1:
+        raise CinnError("not a CUBIN: expected a 64-bit little-endian ELF image")
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", cubin, 0x3A)
+    sections = [
+        struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)
+    ]
+    names: list[str] = []
+    for _, sh_type, _, _, offset, size, link, _, _, entsize in sections:
+        if sh_type != _SHT_SYMTAB or not entsize:
+            continue
+        strtab_offset = sections[link][4]
+        for start in range(offset, offset + size, entsize):
+            st_name, st_info, st_other = struct.unpack_from("<IBB", cubin, start)
+            if st_info & 0xF == _STT_FUNC and st_info >> 4 and st_other & _STO_CUDA_ENTRY:
+                end = cubin.index(b"\0", strtab_offset + st_name)
+                names.append(cubin[strtab_offset + st_name : end].decode())
+    return tuple(sorted(names))
+
+
+def resolve_kernel_name(name: str, kernels: Sequence[str]) -> str:
+    """The symbol of kernel `name`: itself when `extern "C"`, else the one C++ symbol of a
+    global-namespace function of that name (`_Z4kbarPfi` for `kbar`)."""
+    if name in kernels:
+        return name
+    mangled = f"_Z{len(name)}{name}"
+    matches = [k for k in kernels if k.startswith(mangled)]
+    if len(matches) == 1:
+        return matches[0]
+    has = ", ".join(kernels) or "none"
+    if matches:
+        raise LaunchError(f"kernel '{name}' is ambiguous in this module: {', '.join(matches)}")
+    raise LaunchError(f"no kernel '{name}' in this module; its kernels: {has}")
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What one launch may ask of a device."""
+
+    max_block: tuple[int, int, int]
+    max_grid: tuple[int, int, int]
+    max_threads_per_block: int
+    max_shared_per_block_optin: int
+
+
+def check_launch(
+    kernel: str,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared_mem: int,
+    limits: DeviceLimits,
+    *,
+    kernel_max_threads: int | None = None,
+    static_shared: int = 0,
+) -> None:
+    """Refuse a launch the device cannot run, naming the kernel and the limit (ValueError,
+    as the emulator does)."""
+    axes = "xyz"
+    for what, dims, maxima in (("grid", grid, limits.max_grid), ("block", block, limits.max_block)):
+        for axis, dim, most in zip(axes, dims, maxima, strict=True):
+            if dim > most:
+                raise LaunchError(
+                    f"launch of '{kernel}': {what} {dims} has {what}.{axis} = {dim}, "
+                    f"above the device's limit {most}"
+                )
+    threads = block[0] * block[1] * block[2]
+    most = limits.max_threads_per_block
+    if kernel_max_threads is not None and kernel_max_threads < most:
+        most = kernel_max_threads
+    if threads > most:
+        raise LaunchError(
+            f"launch of '{kernel}': block {block} has {threads} threads, above the "
+            f"{most} this kernel can run per block on this device"
+        )
+    if shared_mem < 0:
+        raise LaunchError(f"launch of '{kernel}': shared_mem must be >= 0, got {shared_mem}")
+    if static_shared + shared_mem > limits.max_shared_per_block_optin:
+        raise LaunchError(
+            f"launch of '{kernel}': {shared_mem} bytes of dynamic shared memory (plus "
+            f"{static_shared} static) exceed the device's {limits.max_shared_per_block_optin} "
+            "bytes per block"
+        )
+
+
+def _error_text(error: Any) -> str:
+    try:
+        _, name = driver.cuGetErrorName(error)
+        _, text = driver.cuGetErrorString(error)
+        return f"{name.decode()}: {text.decode()}"
+    except Exception:
+        return str(error)
+
+
+def _call(
+    result: tuple, call: str, kernel: str | None = None, error_class: type[CinnError] = CinnError
+) -> Any:
+    """The value(s) after a CUresult, or an error naming the call (and the kernel)."""
+    error, *values = result
+    if error != driver.CUresult.CUDA_SUCCESS:
+        where = f" for kernel '{kernel}'" if kernel else ""
+        raise error_class(f"{call}{where} failed: {_error_text(error)}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+@dataclass
+class _State:
+    """Per-process driver state: initialized once, one retained primary context per device."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    initialized: bool = False
+    primary: dict[int, Any] = field(default_factory=dict)
+    limits: dict[int, DeviceLimits] = field(default_factory=dict)
+
+
+_state = _State()
+
+
+def _init() -> None:
+    with _state.lock:
+        if _state.initialized:
+            return
+        try:
+            error, *_ = driver.cuInit(0)
+        except RuntimeError as exc:  # cuda.pathfinder: libcuda.so not found
+            raise CinnError(f"no CUDA driver/GPU available: {exc}") from exc
+        if error != driver.CUresult.CUDA_SUCCESS:
+            raise CinnError(f"no CUDA driver/GPU available: cuInit: {_error_text(error)}")
+        _state.initialized = True
+
+
+def _cupy_device() -> int:
+    """CuPy's current device on this thread, or 0 when CuPy is not in use."""
+    cupy = sys.modules.get("cupy")
+    return int(cupy.cuda.runtime.getDevice()) if cupy is not None else 0
+
+
+def current_context() -> tuple[Any, int]:
+    """The context (and device ordinal) kernels load into on this thread; see the module doc."""
+    _init()
+    context = _call(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if context is not None and int(context) != 0:
+        return context, int(_call(driver.cuCtxGetDevice(), "cuCtxGetDevice"))
+    ordinal = _cupy_device()
+    device = _call(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    with _state.lock:
+        context = _state.primary.get(ordinal)
+        if context is None:
+            context = _call(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
+            _state.primary[ordinal] = context
+    _call(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+    return context, int(device)
+
+
+def _attribute(name: str, device: Any) -> int:
+    attribute = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+    return int(_call(driver.cuDeviceGetAttribute(attribute, device), "cuDeviceGetAttribute"))
+
+
+def device_limits(ordinal: int) -> DeviceLimits:
+    """Block, grid and shared-memory limits of device `ordinal`, read once."""
+    limits = _state.limits.get(ordinal)
+    if limits is None:
+        _init()
+        device = _call(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+        limits = DeviceLimits(
+            max_block=tuple(_attribute(f"MAX_BLOCK_DIM_{a}", device) for a in "XYZ"),  # type: ignore[arg-type]
+            max_grid=tuple(_attribute(f"MAX_GRID_DIM_{a}", device) for a in "XYZ"),  # type: ignore[arg-type]
+            max_threads_per_block=_attribute("MAX_THREADS_PER_BLOCK", device),
+            max_shared_per_block_optin=_attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device),
+        )
+        _state.limits[ordinal] = limits
+    return limits
+
+
+def device_arch() -> str:
+    """The current device's real architecture, e.g. "sm_90" for an H100."""
+    _, ordinal = current_context()
+    device = _call(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    major = _attribute("COMPUTE_CAPABILITY_MAJOR", device)
+    minor = _attribute("COMPUTE_CAPABILITY_MINOR", device)
+    return f"sm_{major}{minor}"
+
+
+def _stream_handle(stream: Any) -> int:
+    """A CUstream handle from None (CuPy's current stream, else the default stream), an
+    int, a CUstream, a `__cuda_stream__` object or a CuPy stream (`.ptr`)."""
+    if stream is None:
+        cupy = sys.modules.get("cupy")
+        return int(cupy.cuda.get_current_stream().ptr) if cupy is not None else 0
+    if isinstance(stream, (int, driver.CUstream)):
+        return int(stream)
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if callable(protocol):
+        return int(protocol()[1])
+    pointer = getattr(stream, "ptr", None)
+    if pointer is not None:
+        return int(pointer)
+    raise TypeError(f"stream must be None, an int, a CUstream or a CuPy stream, not {stream!r}")
+
+
+@contextlib.contextmanager
+def _bound(context: Any) -> Iterator[None]:
+    """Make `context` current for the block, restoring the caller's after."""
+    current = _call(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if current is not None and int(current) == int(context):
+        yield
+        return
+    _call(driver.cuCtxPushCurrent(context), "cuCtxPushCurrent")
+    try:
+        yield
+    finally:
+        driver.cuCtxPopCurrent()
+
+
+@dataclass
+class _Function:
+    """A kernel's handle and limits; `dynamic_shared_limit` starts at the driver's default
+    (48 KiB less the static shared memory) and is raised on demand."""
+
+    handle: Any
+    max_threads: int
+    static_shared: int
+    param_sizes: tuple[int, ...] | None
+    dynamic_shared_limit: int
+
+
+def _param_sizes(handle: Any) -> tuple[int, ...] | None:
+    """The byte size of each kernel parameter, or None where the driver cannot say."""
+    sizes: list[int] = []
+    try:
+        while len(sizes) < _MAX_PARAMS:
+            error, _, size = driver.cuFuncGetParamInfo(handle, len(sizes))
+            if error != driver.CUresult.CUDA_SUCCESS:
+                break
+            sizes.append(int(size))
+    except RuntimeError:  # a driver older than cuFuncGetParamInfo (CUDA 12.4)
+        return None
+    return tuple(sizes) if sizes else None
+
+
+def _unload(api: Any, module: Any, context: Any) -> None:
+    """Finalizer: unload with the driver API that loaded the module; it may run late, when
+    the context or the driver is gone, so failures are ignored."""
+    with contextlib.suppress(Exception):
+        (error,) = api.cuCtxPushCurrent(context)
+        if error == api.CUresult.CUDA_SUCCESS:
+            try:
+                api.cuModuleUnload(module)
+            finally:
+                api.cuCtxPopCurrent()
+
+
+class CudaModule:
+    """A CUBIN loaded into a context; `launch` runs one of its kernels."""
+
+    def __init__(
+        self, cubin: bytes, kernel_names: tuple[str, ...], handle: Any, context: Any, device: int
+    ) -> None:
+        self.cubin = cubin
+        self.kernels = kernel_names
+        self.device = device
+        self._handle = handle
+        self._context = context
+        self._functions: dict[str, _Function] = {}
+        self._finalizer = weakref.finalize(self, _unload, driver, handle, context)
+
+    def unload(self) -> None:
+        """Free the module now rather than when it is collected."""
+        self._finalizer()
+
+    def _function(self, name: str) -> _Function:
+        function = self._functions.get(name)
+        if function is None:
+            symbol = resolve_kernel_name(name, self.kernels)
+            handle = _call(
+                driver.cuModuleGetFunction(self._handle, symbol.encode()),
+                "cuModuleGetFunction",
+                name,
+            )
+
+            def attribute(which: str) -> int:
+                attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{which}")
+                return int(
+                    _call(driver.cuFuncGetAttribute(attr, handle), "cuFuncGetAttribute", name)
+                )
+
+            function = _Function(
+                handle,
+                max_threads=attribute("MAX_THREADS_PER_BLOCK"),
+                static_shared=attribute("SHARED_SIZE_BYTES"),
+                dynamic_shared_limit=attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES"),
+                param_sizes=_param_sizes(handle),
+            )
+            self._functions[name] = function
+        return function
+
+    def launch(
+        self,
+        name: str,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[Any],
+        shared_mem: int = 0,
+        stream: Any = None,
+    ) -> None:
+        """Launch kernel `name` on a `grid` of `block`s; asynchronous, like CUDA's launch."""
+        if not self._finalizer.alive:
+            raise CinnError(f"launch of '{name}': the module was unloaded")
+        grid3 = launch_dims(grid, "grid")
+        block3 = launch_dims(block, "block")
+        shared_mem = int(shared_mem)
+        with _bound(self._context):
+            function = self._function(name)
+            check_launch(
+                name,
+                grid3,
+                block3,
+                shared_mem,
+                device_limits(self.device),
+                kernel_max_threads=function.max_threads,
+                static_shared=function.static_shared,
+            )
+            _check_args(name, function.param_sizes, args)
+            packed = pack_args(args)
+            if shared_mem > function.dynamic_shared_limit:
+                attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                _call(
+                    driver.cuFuncSetAttribute(function.handle, attr, shared_mem),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                    name,
+                )
+                function.dynamic_shared_limit = shared_mem
+            _call(
+                driver.cuLaunchKernel(
+                    function.handle,
+                    *grid3,
+                    *block3,
+                    shared_mem,
+                    driver.CUstream(_stream_handle(stream)),
+                    packed.address,
+                    0,
+                ),
+                "cuLaunchKernel",
+                name,
+                KernelError,
+            )
+
+
+def _check_args(kernel: str, sizes: tuple[int, ...] | None, args: Sequence[Any]) -> None:
+    """Host arrays cannot be read by a kernel; where the driver knows the parameters'
+    sizes, the arguments must match them in number and size."""
+    for index, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            raise FeedError(
+                f"kernel {kernel} argument #{index}",
+                "a device array (CuPy, or anything with __cuda_array_interface__)",
+                "a NumPy array in host memory",
+            )
+    if sizes is None:
+        return
+    if len(args) != len(sizes):
+        raise FeedError(f"kernel {kernel} arguments", f"{len(sizes)} argument(s)", f"{len(args)}")
+    for index, (arg, size) in enumerate(zip(args, sizes, strict=True)):
+        got = 8 if data_pointer(arg) is not None else getattr(arg, "itemsize", size)
+        if got != size:
+            raise FeedError(
+                f"kernel {kernel} argument #{index}",
+                f"a {size}-byte value (the kernel's parameter)",
+                f"{got} bytes ({type(arg).__name__})",
+            )
+
+
+def load(cubin: bytes) -> CudaModule:
+    """Load a CUBIN into the current context (see the module doc for which context)."""
+    cubin = bytes(cubin)
+    kernel_names = cubin_kernel_names(cubin)
+    context, device = current_context()
+    error, handle = driver.cuModuleLoadData(cubin)
+    if error == driver.CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU:
+        raise CinnError(
+            f"cuModuleLoadData failed: the CUBIN is not for this device ({device_arch()}); "
+            "compile it with arch=cuda_module.device_arch()"
+        )
+    _call((error,), "cuModuleLoadData")
+    return CudaModule(cubin, kernel_names, handle, context, device)
+
+
+def pick_arch(device: str) -> str:
+    """The arch to build for `device`: itself if NVRTC supports it, else the newest
+    supported arch of the same major version whose CUBIN the device runs."""
+    supported = nvrtc.supported_archs()
+    if device in supported:
+        return device
+    number = int(device.removeprefix("sm_"))
+    same_major = [a for a in supported if int(a[3:]) // 10 == number // 10 and int(a[3:]) <= number]
+    if not same_major:
+        raise CinnError(f"NVRTC {nvrtc.nvrtc_version()} cannot build for the device's {device}")
+    return max(same_major, key=lambda a: int(a[3:]))
+
+
+def compile_and_load(
+    source: str, arch: str | int | None = None, options: Sequence[str] = (), name: str = "kernel.cu"
+) -> CudaModule:
+    """Compile (or fetch from the cache) for the current device, then load."""
+    target = pick_arch(device_arch()) if arch is None else arch
+    return load(nvrtc.compile(source, target, options, name))
