@@ -3,9 +3,10 @@
 They cover encodings the fixture models (kernels_tests/fixtures/models) lack: float16,
 bfloat16 and 0-D parameters, an int64 input, vector types (split / concat), null
 operands, NaN and infinite attributes, and an op with regions (if / else). Run with the
-Paddle study venv (Paddle is never a test dependency):
+Paddle installed in a separate venv (Paddle is a tool, never a dependency of cinn_py
+or its tests):
 
-    /work/paddle-venv/bin/python kernels_tests/pir/data/gen_model_loader_data.py
+    /work/paddle-venv/bin/python tools/gen_model_loader_data.py
 
 Each model folder gets `model.json` (+ `model.pdiparams`) from `paddle.jit.save`.
 `mixed` also gets `paddle.pir`, the program as `paddle.static.load_inference_model`
@@ -23,7 +24,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle.static import InputSpec
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "kernels_tests" / "pir" / "data"
 
 
 class Mixed(paddle.nn.Layer):
