@@ -1,0 +1,403 @@
+"""Algebraic simplification of the AST, mostly of index arithmetic.
+
+`simplify` rewrites bottom up:
+
+* constant folding: integers wrap to their dtype's width; division and remainder
+  follow C (truncate toward zero, remainder with the dividend's sign); floats are
+  computed in their own precision (float32 / float16 through NumPy, bfloat16 rounded
+  from float32); division by a zero constant is left alone;
+* identities: `x*1`, `x/1`, `x-0` for every type; `x+0`, `x*0`, `x-x`, `x%1` for
+  integers; `min(x, x)`, `max(x, x)`; `select` with a constant condition or equal
+  branches; `!`, `and`, `or` of constants; an `if` with a constant condition;
+* affine canonical form of integer sums: `c1*t1 + c2*t2 + ... + c`, like terms
+  combined, terms sorted (Vars by name first, then other terms by their text),
+  `(x / c) * c + x % c` merged back into `x`;
+* division and remainder by a positive constant using the Vars' bounds (`lower <=
+  v < upper`): `(i*4 + j) / 4 -> i` and `(i*4 + j) % 4 -> j` when `0 <= j < 4`,
+  `(x / a) / b -> x / (a*b)`, `(x % a) % b -> x % b` when `b` divides `a`, `x % c
+  -> x` when `0 <= x < c`; and comparisons, min and max decided by bounds.
+
+The bound-based division rules require the dividend to be provably non-negative,
+where C's truncation and floor division agree (CINN's index arithmetic is on
+non-negative values); otherwise only exact rules (`(c*x) / c -> x`) apply. Integer
+overflow inside index expressions is assumed not to happen.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.evaluate import c_div, c_mod
+from cinn_py.ir.printer import print_ir
+from cinn_py.ir.visitor import Mutator, structural_equal, structural_key
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+
+Bounds = tuple[int, int]
+
+
+def simplify(node: e.IrNode) -> e.IrNode:
+    """`node` simplified; the same object when nothing changed."""
+    return _Simplifier().visit(node)
+
+
+class _Simplifier(Mutator):
+    def visit(self, node: e.IrNode) -> e.IrNode:
+        node = self.generic_visit(node)
+        if isinstance(node, e.Expr):
+            return _rewrite(node)
+        if isinstance(node, s.IfThenElse) and _is_const(node.condition):
+            if node.condition.value:
+                return node.true_case
+            return node.false_case if node.false_case is not None else s.Block(())
+        return node
+
+
+def _is_const(x: e.IrNode) -> bool:
+    return isinstance(x, (e.IntImm, e.UIntImm, e.FloatImm))
+
+
+def _int_const(x: e.Expr) -> int | None:
+    return x.value if isinstance(x, e.IntImm) else None
+
+
+def _wrap(value: int, dtype: DataType) -> int:
+    bits = 8 * dtype.itemsize
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def _float(value: float, dtype: DataType) -> float:
+    if dtype is DataType.BFLOAT16:
+        bits = float32_to_bfloat16(np.array([value], dtype=np.float32))
+        return float(bfloat16_to_float32(bits)[0])
+    if dtype is DataType.FLOAT64:
+        return value
+    return float(dtype.numpy.type(value))
+
+
+def _fold(node: e.BinaryOp) -> e.Expr | None:
+    a, b, dtype = node.a.value, node.b.value, node.a.dtype
+    if isinstance(node, e.CmpOp):
+        result = {
+            e.EQ: a == b,
+            e.NE: a != b,
+            e.LT: a < b,
+            e.LE: a <= b,
+            e.GT: a > b,
+            e.GE: a >= b,
+        }[type(node)]
+        return e.UIntImm(result)
+    if isinstance(node, e.LogicalOp):
+        return e.UIntImm(a and b if isinstance(node, e.And) else a or b)
+    if isinstance(node, (e.Div, e.Mod)) and b == 0:
+        return None
+    if dtype.is_integer:
+        ops = {
+            e.Add: lambda: a + b,
+            e.Sub: lambda: a - b,
+            e.Mul: lambda: a * b,
+            e.Div: lambda: c_div(a, b),
+            e.Mod: lambda: c_mod(a, b),
+            e.Min: lambda: min(a, b),
+            e.Max: lambda: max(a, b),
+        }
+        return e.make_const(_wrap(ops[type(node)](), dtype), dtype)
+    if not dtype.is_float:
+        return None
+    fa, fb = _float(a, dtype), _float(b, dtype)
+    with np.errstate(all="ignore"):
+        ops = {
+            e.Add: lambda: fa + fb,
+            e.Sub: lambda: fa - fb,
+            e.Mul: lambda: fa * fb,
+            e.Div: lambda: float(np.float64(fa) / np.float64(fb)),
+            e.Min: lambda: min(fa, fb),
+            e.Max: lambda: max(fa, fb),
+        }
+        return e.FloatImm(_float(ops[type(node)](), dtype), dtype)
+
+
+def _rewrite(node: e.Expr) -> e.Expr:
+    if isinstance(node, e.Cast):
+        return _rewrite_cast(node)
+    if isinstance(node, e.Not):
+        return e.UIntImm(not node.value.value) if _is_const(node.value) else node
+    if isinstance(node, e.Select):
+        if _is_const(node.condition):
+            return node.true_value if node.condition.value else node.false_value
+        if structural_equal(node.true_value, node.false_value):
+            return node.true_value
+        return node
+    if not isinstance(node, e.BinaryOp) or node.lanes != 1:
+        return node
+    if _is_const(node.a) and _is_const(node.b):
+        folded = _fold(node)
+        if folded is not None:
+            return folded
+    if node.a.dtype.is_integer:
+        return _rewrite_int(node)
+    if node.a.dtype.is_float:
+        return _rewrite_float(node)
+    return node
+
+
+def _rewrite_cast(node: e.Cast) -> e.Expr:
+    value = node.value
+    if value.dtype is node.dtype:
+        return value
+    if _is_const(value) and value.lanes == 1:
+        v = value.value
+        if node.dtype is DataType.BOOL:
+            return e.UIntImm(bool(v))
+        if node.dtype.is_integer:
+            if isinstance(v, float) and not math.isfinite(v):
+                return node
+            return e.make_const(_wrap(math.trunc(v), node.dtype), node.dtype)
+        if node.dtype.is_float:
+            return e.FloatImm(_float(float(v), node.dtype), node.dtype)
+    return node
+
+
+def _rewrite_float(node: e.BinaryOp) -> e.Expr:
+    def is_value(x: e.Expr, v: float) -> bool:
+        return isinstance(x, e.FloatImm) and x.value == v
+
+    if isinstance(node, (e.Mul, e.Div)) and is_value(node.b, 1.0):
+        return node.a
+    if isinstance(node, e.Mul) and is_value(node.a, 1.0):
+        return node.b
+    if isinstance(node, e.Sub) and is_value(node.b, 0.0):
+        return node.a
+    if isinstance(node, (e.Min, e.Max)) and structural_equal(node.a, node.b):
+        return node.a
+    return node
+
+
+# ---- integers -----------------------------------------------------------------------
+
+
+def _rewrite_int(node: e.BinaryOp) -> e.Expr:
+    if isinstance(node, (e.Add, e.Sub, e.Mul)):
+        return _build(_affine(node), node.dtype)
+    c = _int_const(node.b)
+    if isinstance(node, e.Div) and c is not None and c > 0:
+        return _div(node, c)
+    if isinstance(node, e.Mod) and c is not None and c > 0:
+        return _mod(node, c)
+    if isinstance(node, (e.Min, e.Max)):
+        return _min_max(node)
+    if isinstance(node, e.CmpOp):
+        return _compare(node)
+    return node
+
+
+Terms = dict[tuple, tuple[e.Expr, int]]
+
+
+def _affine(x: e.Expr) -> tuple[Terms, int]:
+    """`x` as `sum(coeff * term) + const`; anything not a sum or a product by a
+    constant is a term of its own."""
+    if isinstance(x, e.IntImm):
+        return {}, x.value
+    if isinstance(x, (e.Add, e.Sub)):
+        ta, ca = _affine(x.a)
+        tb, cb = _affine(x.b)
+        sign = 1 if isinstance(x, e.Add) else -1
+        return _add_terms(ta, tb, sign), ca + sign * cb
+    if isinstance(x, e.Mul):
+        for factor, other in ((x.b, x.a), (x.a, x.b)):
+            k = _int_const(factor)
+            if k is not None:
+                terms, const = _affine(other)
+                return {key: (t, c * k) for key, (t, c) in terms.items()}, const * k
+    return {structural_key(x): (x, 1)}, 0
+
+
+def _add_terms(a: Terms, b: Terms, sign: int) -> Terms:
+    out = dict(a)
+    for key, (t, c) in b.items():
+        prev = out.get(key, (t, 0))[1]
+        out[key] = (t, prev + sign * c)
+    return out
+
+
+def _merge_div_mod(terms: Terms, const: int) -> tuple[Terms, int]:
+    """`k*c * (x / c) + k * (x % c)` is `k * x` (true for C semantics on any sign)."""
+    for key, (t, k) in terms.items():
+        c = _int_const(t.b) if isinstance(t, e.Mod) else None
+        if c is None or k == 0:
+            continue
+        div_key = structural_key(e.Div(t.a, t.b))
+        div = terms.get(div_key)
+        if div is None or div[1] != k * c:
+            continue
+        rest = {kk: tc for kk, tc in terms.items() if kk not in (key, div_key)}
+        inner, inner_const = _affine(t.a)
+        scaled = {kk: (tt, cc * k) for kk, (tt, cc) in inner.items()}
+        return _merge_div_mod(_add_terms(rest, scaled, 1), const + inner_const * k)
+    return terms, const
+
+
+def _order(item: tuple[e.Expr, int]) -> tuple:
+    t = item[0]
+    return (0, t.name, "") if isinstance(t, e.Var) else (1, "", print_ir(t))
+
+
+def _build(affine: tuple[Terms, int], dtype: DataType) -> e.Expr:
+    terms, const = _merge_div_mod(*affine)
+    items = sorted(((t, c) for t, c in terms.values() if c != 0), key=_order)
+    const = _wrap(const, dtype)
+    result: e.Expr | None = None
+    for t, c in items:
+        if result is None:
+            result = t if c == 1 else e.Mul(t, e.IntImm(c, dtype))
+        else:
+            term = t if abs(c) == 1 else e.Mul(t, e.IntImm(abs(c), dtype))
+            result = e.Add(result, term) if c > 0 else e.Sub(result, term)
+    if result is None:
+        return e.IntImm(const, dtype)
+    if const > 0:
+        return e.Add(result, e.IntImm(const, dtype))
+    if const < 0:
+        return e.Sub(result, e.IntImm(-const, dtype))
+    return result
+
+
+def bounds(x: e.Expr) -> Bounds | None:
+    """Inclusive constant bounds of an integer expression, from its Vars' bounds."""
+    if isinstance(x, e.IntImm):
+        return x.value, x.value
+    if isinstance(x, e.Var):
+        if x.lower is None or x.upper is None:
+            return None
+        return x.lower, x.upper - 1
+    if isinstance(x, (e.Add, e.Sub, e.Mul, e.Min, e.Max)):
+        a, b = bounds(x.a), bounds(x.b)
+        if a is None or b is None:
+            return None
+        if isinstance(x, e.Add):
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(x, e.Sub):
+            return a[0] - b[1], a[1] - b[0]
+        if isinstance(x, e.Min):
+            return min(a[0], b[0]), min(a[1], b[1])
+        if isinstance(x, e.Max):
+            return max(a[0], b[0]), max(a[1], b[1])
+        products = [p * q for p in a for q in b]
+        return min(products), max(products)
+    if isinstance(x, (e.Div, e.Mod)):
+        c = _int_const(x.b)
+        a = bounds(x.a)
+        if c is None or c <= 0 or a is None:
+            return None
+        if isinstance(x, e.Div):
+            return c_div(a[0], c), c_div(a[1], c)
+        if a[0] >= 0:
+            return (a[0], a[1]) if a[1] < c else (0, c - 1)
+        return (-(c - 1), c - 1) if a[1] > 0 else (-(c - 1), 0)
+    return None
+
+
+def _split(x: e.Expr, c: int) -> tuple[e.Expr, e.Expr, Bounds | None] | None:
+    """`x` as `q*c + r` with `r`'s bounds, when `x` is provably non-negative."""
+    x_bounds = bounds(x)
+    terms, const = _affine(x)
+    q_terms = {k: (t, v // c) for k, (t, v) in terms.items() if v % c == 0}
+    r_terms = {k: tv for k, tv in terms.items() if tv[1] % c != 0}
+    dtype = x.dtype
+    r = _build((r_terms, const % c), dtype)
+    q = _build((q_terms, const // c), dtype)
+    if x_bounds is None or x_bounds[0] < 0:
+        return None
+    return q, r, bounds(r)
+
+
+def _div(node: e.Div, c: int) -> e.Expr:
+    x, dtype = node.a, node.dtype
+    if c == 1:
+        return x
+    inner = _int_const(x.b) if isinstance(x, e.Div) else None
+    if inner is not None and inner > 0:
+        return _div(e.Div(x.a, e.IntImm(inner * c, dtype)), inner * c)
+    terms, const = _affine(x)
+    if all(v % c == 0 for _, v in terms.values()) and const % c == 0:
+        return _build(({k: (t, v // c) for k, (t, v) in terms.items()}, const // c), dtype)
+    split = _split(x, c)
+    if split is not None:
+        q, r, rb = split
+        if rb is not None and rb[0] >= 0 and rb[0] // c == rb[1] // c:
+            return _plus(q, rb[0] // c)
+    return node
+
+
+def _plus(x: e.Expr, k: int) -> e.Expr:
+    terms, const = _affine(x)
+    return _build((terms, const + k), x.dtype)
+
+
+def _mod(node: e.Mod, c: int) -> e.Expr:
+    x, dtype = node.a, node.dtype
+    if c == 1:
+        return e.IntImm(0, dtype)
+    inner = _int_const(x.b) if isinstance(x, e.Mod) else None
+    if inner is not None and inner > 0 and inner % c == 0:
+        return _mod(e.Mod(x.a, node.b), c)
+    terms, const = _affine(x)
+    if all(v % c == 0 for _, v in terms.values()) and const % c == 0:
+        return e.IntImm(0, dtype)
+    xb = bounds(x)
+    if xb is not None and 0 <= xb[0] and xb[1] < c:
+        return x
+    split = _split(x, c)
+    if split is not None:
+        _, r, rb = split
+        if rb is not None and rb[0] >= 0:
+            if rb[0] // c == rb[1] // c:
+                return _plus(r, -(rb[0] // c) * c)
+            if not structural_equal(r, x):
+                return e.Mod(r, node.b)
+    return node
+
+
+def _difference(a: e.Expr, b: e.Expr) -> Bounds | None:
+    ta, ca = _affine(a)
+    tb, cb = _affine(b)
+    return bounds(_build((_add_terms(ta, tb, -1), ca - cb), a.dtype))
+
+
+def _min_max(node: e.BinaryOp) -> e.Expr:
+    if structural_equal(node.a, node.b):
+        return node.a
+    d = _difference(node.a, node.b)
+    if d is None:
+        return node
+    a_smaller = d[1] <= 0
+    if not a_smaller and d[0] < 0:
+        return node
+    if isinstance(node, e.Min):
+        return node.a if a_smaller else node.b
+    return node.b if a_smaller else node.a
+
+
+def _compare(node: e.CmpOp) -> e.Expr:
+    d = _difference(node.a, node.b)
+    if d is None:
+        return node
+    lo, hi = d
+    decided = {
+        e.EQ: (lo == hi == 0, lo > 0 or hi < 0),
+        e.NE: (lo > 0 or hi < 0, lo == hi == 0),
+        e.LT: (hi < 0, lo >= 0),
+        e.LE: (hi <= 0, lo > 0),
+        e.GT: (lo > 0, hi <= 0),
+        e.GE: (lo >= 0, hi < 0),
+    }[type(node)]
+    if decided[0]:
+        return e.UIntImm(True)
+    if decided[1]:
+        return e.UIntImm(False)
+    return node

@@ -1,0 +1,98 @@
+"""Walking the AST: a Visitor, a Mutator that shares unchanged subtrees, and
+structural equality.
+
+Dispatch is by class name: `visit_Add(self, node)` handles Add; a node kind without
+a method goes to `generic_visit`, which walks its children (the IrNode values of its
+`_fields`, and the IrNodes inside tuple fields).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cinn_py.ir.expr import IrNode
+
+
+def children(node: IrNode) -> list[IrNode]:
+    """The direct child nodes of `node`, in field order."""
+    out: list[IrNode] = []
+    for value in node.field_values():
+        if isinstance(value, IrNode):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, IrNode))
+    return out
+
+
+class Visitor:
+    """Calls `visit_<Node>` for each node; the default visits the children."""
+
+    def visit(self, node: IrNode) -> Any:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            return self.generic_visit(node)
+        return method(node)
+
+    def generic_visit(self, node: IrNode) -> Any:
+        for child in children(node):
+            self.visit(child)
+        return None
+
+
+class Mutator:
+    """Rewrites a tree: `visit_<Node>` returns the replacement node.
+
+    The default rebuilds a node (through its constructor, so the result is checked
+    again) only when one of its children changed, and returns the very same object
+    otherwise, so unchanged subtrees are shared and `is` tells whether anything
+    changed.
+    """
+
+    def visit(self, node: IrNode) -> IrNode:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            return self.generic_visit(node)
+        return method(node)
+
+    def generic_visit(self, node: IrNode) -> IrNode:
+        old = node.field_values()
+        new = tuple(self._field(v) for v in old)
+        if all(a is b for a, b in zip(old, new, strict=True)):
+            return node
+        return type(node)(*new)
+
+    def _field(self, value: Any) -> Any:
+        if isinstance(value, IrNode):
+            return self.visit(value)
+        if isinstance(value, tuple):
+            items = tuple(self.visit(v) if isinstance(v, IrNode) else v for v in value)
+            return value if all(a is b for a, b in zip(value, items, strict=True)) else items
+        return value
+
+
+def structural_key(node: IrNode) -> tuple[Any, ...]:
+    """A hashable value equal for structurally equal trees (Vars compare by name,
+    dtype and bounds, as CINN compares them by name)."""
+    key = node._key
+    if key is None:
+        key = (type(node).__name__, *(_key_of(v) for v in node.field_values()))
+        object.__setattr__(node, "_key", key)
+    return key
+
+
+def _key_of(value: Any) -> Any:
+    if isinstance(value, IrNode):
+        return structural_key(value)
+    if isinstance(value, tuple):
+        return tuple(_key_of(v) for v in value)
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return value
+
+
+def structural_equal(a: IrNode, b: IrNode) -> bool:
+    return a is b or structural_key(a) == structural_key(b)
+
+
+def structural_hash(node: IrNode) -> int:
+    return hash(structural_key(node))

@@ -1,0 +1,177 @@
+"""The simplifier: a table of input -> printed output, and a property test against
+`evaluate` on random affine expressions over bounded Vars."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cinn_py.ir import (
+    Block,
+    Buffer,
+    Cast,
+    Div,
+    Expr,
+    FloatImm,
+    Free,
+    IfThenElse,
+    IntImm,
+    Max,
+    Min,
+    Mod,
+    Select,
+    UIntImm,
+    Var,
+    evaluate,
+    print_ir,
+    simplify,
+)
+from cinn_py.pir.dtypes import DataType as D
+
+i = Var("i", lower=0, upper=16)
+j = Var("j", lower=0, upper=4)
+k = Var("k", lower=0, upper=8)
+n = Var("n")
+x = Var("x", D.FLOAT32)
+b = Var("b", D.BOOL)
+C = IntImm
+
+CASES = [
+    # constant folding
+    (C(3) + C(4), "7"),
+    (C(7) / C(2), "3"),
+    (C(-7) / C(2), "-3"),
+    (C(-7) % C(2), "-1"),
+    (C(7) % C(-2), "1"),
+    (C(2147483647) + C(1), "-2147483648"),
+    (C(5) / C(0), "(5 / 0)"),
+    (Min(C(3), C(5)), "3"),
+    (Max(C(3), C(5)), "5"),
+    (FloatImm(0.1) + FloatImm(0.2), "0.300000012f"),
+    (FloatImm(1.0) / FloatImm(3.0), "0.333333343f"),
+    (FloatImm(0.1, D.FLOAT64) + FloatImm(0.2, D.FLOAT64), "0.30000000000000004"),
+    (FloatImm(1.0, D.FLOAT16) + FloatImm(0.0001, D.FLOAT16), "(float16)1f"),
+    (Cast(D.INT32, FloatImm(-2.7)), "-2"),
+    (Cast(D.FLOAT32, C(3)), "3.00000000f"),
+    (Cast(D.INT32, n), "n"),
+    (C(3).lt(C(4)), "true"),
+    (UIntImm(True) & UIntImm(False), "false"),
+    (~UIntImm(False), "true"),
+    # identities
+    (n + 0, "n"),
+    (0 + n, "n"),
+    (n * 1, "n"),
+    (n * 0, "0"),
+    (n - n, "0"),
+    (n / 1, "n"),
+    (n % 1, "0"),
+    (x * 1.0, "x"),
+    (x / 1.0, "x"),
+    (x - 0.0, "x"),
+    (x + 0.0, "(x + 0.00000000f)"),
+    (x * 0.0, "(x * 0.00000000f)"),
+    (Min(n, n), "n"),
+    (Max(x, x), "x"),
+    (Select(UIntImm(True), n, n + 1), "n"),
+    (Select(UIntImm(False), n, n + 1), "(n + 1)"),
+    (Select(b, n, n + 0), "n"),
+    # affine canonical form
+    (j + i, "(i + j)"),
+    (n * 2 + i * 3 + n, "((i * 3) + (n * 3))"),
+    ((j + i * 2) + (i * 3) + 1 - j, "((i * 5) + 1)"),
+    (C(3) - i * 2, "((i * -2) + 3)"),
+    (i - k - 2, "((i - k) - 2)"),
+    ((i + 1) * 4 - 4, "(i * 4)"),
+    (2 * (i + j * 2) + 2 * (k - j * 2), "((i * 2) + (k * 2))"),
+    # division and remainder with bounds
+    ((i * 4 + j) / 4, "i"),
+    ((i * 4 + j) % 4, "j"),
+    ((j + i * 4) / 4, "i"),
+    ((i * 8 + k) / 8, "i"),
+    ((i * 8 + k) % 8, "k"),
+    ((i * 4 + j + 4) / 4, "(i + 1)"),
+    ((i * 4 + k) / 4, "(((i * 4) + k) / 4)"),
+    ((i * 4 + k) % 4, "(k % 4)"),
+    ((i % 8) % 4, "(i % 4)"),
+    ((i % 4) % 8, "(i % 4)"),
+    (i / 4 * 4 + i % 4, "i"),
+    (i % 4 + i / 4 * 4, "i"),
+    (n / 4 * 4 + n % 4, "n"),
+    ((n * 8) / 4, "(n * 2)"),
+    ((n * 8) % 4, "0"),
+    ((n * 4 + 1) / 4, "(((n * 4) + 1) / 4)"),
+    ((i / 2) / 4, "(i / 8)"),
+    (j % 4, "j"),
+    (j / 4, "0"),
+    (k % 4, "(k % 4)"),
+    # comparisons, min, max decided by bounds
+    (j.lt(4), "true"),
+    (j.ge(4), "false"),
+    (i.lt(j), "(i < j)"),
+    (Min(j, C(8)), "j"),
+    (Max(j, C(8)), "8"),
+    (Min(i, j), "cinn_min(i, j)"),
+    # statements
+    (IfThenElse(j.lt(4), Free(Buffer("B", D.FLOAT32, [4]))), "free(B)"),
+    (IfThenElse(j.gt(4), Free(Buffer("B", D.FLOAT32, [4]))), "{\n\n}"),
+]
+
+
+@pytest.mark.parametrize(("node", "text"), CASES, ids=[print_ir(n) for n, _ in CASES])
+def test_simplify(node, text):
+    assert print_ir(simplify(node)) == text
+
+
+def test_at_least_forty_cases():
+    assert len(CASES) >= 40
+
+
+def test_simplify_returns_the_same_object_when_already_simple():
+    tree = Block([Free(Buffer("B", D.FLOAT32, [4]))])
+    assert simplify(tree) is tree
+    expr = (i * 4) + j
+    assert simplify(expr) is not expr
+    assert print_ir(simplify(expr)) == print_ir(expr)
+
+
+VARS = [Var("a", lower=0, upper=5), Var("b", lower=0, upper=4), Var("c", lower=0, upper=17)]
+
+
+def _affine_exprs() -> st.SearchStrategy[Expr]:
+    leaves = st.one_of(st.sampled_from(VARS), st.integers(0, 9).map(IntImm))
+
+    def extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
+        consts = st.integers(1, 9).map(IntImm)
+        return st.one_of(
+            st.tuples(children, children).map(lambda p: p[0] + p[1]),
+            st.tuples(children, children).map(lambda p: p[0] - p[1]),
+            st.tuples(children, consts).map(lambda p: p[0] * p[1]),
+            st.tuples(children, consts).map(lambda p: Div(p[0], p[1])),
+            st.tuples(children, consts).map(lambda p: Mod(p[0], p[1])),
+            st.tuples(children, children).map(lambda p: Min(p[0], p[1])),
+            st.tuples(children, children).map(lambda p: Max(p[0], p[1])),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    expr=_affine_exprs(),
+    a=st.integers(0, 4),
+    b_=st.integers(0, 3),
+    c=st.integers(0, 16),
+)
+def test_simplify_preserves_value(expr, a, b_, c):
+    env = {"a": a, "b": b_, "c": c}
+    assert evaluate(simplify(expr), env) == evaluate(expr, env)
+
+
+@settings(max_examples=200, deadline=None)
+@given(q=st.integers(0, 4), r=st.integers(0, 3), w=st.integers(0, 16))
+def test_div_mod_of_split_index(q, r, w):
+    a, b_, c = VARS
+    env = {"a": q, "b": r, "c": w}
+    for expr in ((a * 4 + b_) / 4, (a * 4 + b_) % 4, (c / 4) * 4 + c % 4, (c % 8) % 4):
+        assert evaluate(simplify(expr), env) == evaluate(expr, env)
