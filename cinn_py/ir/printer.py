@@ -17,6 +17,7 @@ import numpy as np
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
 
 _INDENT = "  "
@@ -76,97 +77,6 @@ def _c_showpoint(value: float, digits: int) -> str:
     return f"{value:#.{digits}g}"
 
 
-def _text(node: e.IrNode, indent: int) -> str:
-    pad = _INDENT * indent
-    if isinstance(node, (e.IntImm, e.UIntImm)):
-        if node.dtype is DataType.BOOL:
-            return "true" if node.value else "false"
-        suffix = "ll" if node.dtype in (DataType.INT64, DataType.INDEX) else ""
-        return f"{_INT_PREFIX.get(node.dtype, '')}{node.value}{suffix}"
-    if isinstance(node, e.FloatImm):
-        return _float_text(node.value, node.dtype)
-    if isinstance(node, e.StringImm):
-        return f'"{node.value}"'
-    if isinstance(node, e.Var):
-        return node.name
-    if isinstance(node, e.Cast):
-        return f"{node.dtype.value}({_text(node.value, indent)})"
-    op = _BINARY.get(type(node))
-    if op is not None:
-        return f"({_text(node.a, indent)} {op} {_text(node.b, indent)})"
-    if isinstance(node, (e.Min, e.Max)):
-        name = "cinn_min" if isinstance(node, e.Min) else "cinn_max"
-        return f"{name}({_text(node.a, indent)}, {_text(node.b, indent)})"
-    if isinstance(node, e.Not):
-        return "!" + _text(node.value, indent)
-    if isinstance(node, e.Select):
-        parts = (node.condition, node.true_value, node.false_value)
-        return "select(" + ", ".join(_text(p, indent) for p in parts) + ")"
-    if isinstance(node, e.Call):
-        return f"{node.name}({_join(node.args, indent)})"
-    if isinstance(node, e.Ramp):
-        return f"Ramp({_text(node.base, indent)},{_text(node.stride, indent)},{node.lanes})"
-    if isinstance(node, e.Broadcast):
-        return f"Broadcast({_text(node.value, indent)},{node.lanes})"
-    if isinstance(node, e.Load):
-        return f"{node.tensor.name}[{_join(node.indices, indent)}]"
-    if isinstance(node, e.Reduce):
-        body, init = _text(node.body, indent), _text(node.init, indent)
-        return f"Reduce({_REDUCE[node.reduce_type]}, {body},{init})"
-    if isinstance(node, e.Buffer):
-        dims = ",".join(_text(d, indent) for d in node.shape)
-        return f"_Buffer_<{node.dtype.value}: {dims}>({node.name})"
-    if isinstance(node, e.Tensor):
-        dims = ",".join(_text(d, indent) for d in node.shape)
-        return f"Tensor({node.name}, [{dims}])"
-    if isinstance(node, s.Store):
-        return f"{node.tensor.name}[{_join(node.indices, indent)}] = {_text(node.value, indent)}"
-    if isinstance(node, s.Let):
-        return f"{node.symbol.dtype.value} {node.symbol.name} = {_text(node.value, indent)}"
-    if isinstance(node, s.For):
-        head = _for_head(node)
-        args = f"{node.loop_var.name}, {_text(node.min, indent)}, {_text(node.extent, indent)}"
-        return f"{head} ({args})\n{pad}{_text(node.body, indent)}"
-    if isinstance(node, s.IfThenElse):
-        inner = _INDENT * (indent + 1)
-        out = f"if ({_text(node.condition, indent)}) {{\n{inner}{_text(node.true_case, indent + 1)}\n{pad}}}"
-        if node.false_case is not None:
-            out += f" else {{\n{inner}{_text(node.false_case, indent + 1)}\n{pad}}}"
-        return out
-    if isinstance(node, s.Block):
-        inner = _INDENT * (indent + 1)
-        lines = [inner + _text(st, indent + 1) for st in node.stmts]
-        return "{\n" + "\n".join(lines) + "\n" + pad + "}"
-    if isinstance(node, s.BufferRange):
-        ranges = ", ".join(f"{v.name}({_bound(v.lower)}:{_bound(v.upper)})" for v in node.ranges)
-        return f"{node.buffer.name}[{ranges}]"
-    if isinstance(node, s.ScheduleBlockRealize):
-        return _schedule_block(node.schedule_block, node.iter_values, indent)
-    if isinstance(node, s.ScheduleBlock):
-        return _schedule_block(node, None, indent)
-    if isinstance(node, s.Alloc):
-        return f"alloc({node.buffer.name}, {_join(node.extents, indent)})"
-    if isinstance(node, s.Free):
-        return f"free({node.buffer.name})"
-    if isinstance(node, s.Argument):
-        return f"{node.name}"
-    if isinstance(node, s.LoweredFunc):
-        names = ", ".join(a.name for a in node.args)
-        return f"function {node.name} ({names})\n{_text(node.body, indent)}"
-    if isinstance(node, s.Module):
-        body = "".join(_text(f, indent) + "\n" for f in node.functions)
-        return f"Module {node.name} {{\n\n{body}\n\n}}"
-    raise TypeError(f"print_ir: no text form for {type(node).__name__}")
-
-
-def _join(items: tuple[e.Expr, ...], indent: int) -> str:
-    return ", ".join(_text(i, indent) for i in items)
-
-
-def _bound(bound: int | None) -> str:
-    return "undefined" if bound is None else str(bound)
-
-
 def _for_head(node: s.For) -> str:
     if node.bind_info is not None:
         return f"thread_bind[{node.bind_info.value}] for"
@@ -177,29 +87,171 @@ def _for_head(node: s.For) -> str:
     return f"{node.for_type.value} for"
 
 
-def _schedule_block(block: s.ScheduleBlock, values: tuple[e.Expr, ...] | None, indent: int) -> str:
-    pad = _INDENT * indent
-    inner = _INDENT * (indent + 1)
-    lines = [f"ScheduleBlock({block.name})", pad + "{"]
-    if block.iter_vars:
-        names = ", ".join(v.name for v in block.iter_vars)
-        if values is None:
-            lines.append(f"{inner}{names}")
-        else:
-            lines.append(f"{inner}{names} = axis.bind({_join(values, indent + 1)})")
-    for label, regions in (
-        ("read_buffers", block.read_buffers),
-        ("write_buffers", block.write_buffers),
-    ):
-        if regions:
-            lines.append(f"{inner}{label}({', '.join(_text(r, indent + 1) for r in regions)})")
-    if block.attrs:
-        lines.append(f"{inner}attrs({', '.join(f'{k}:{v}' for k, v in block.attrs)})")
-    lines.append(inner + _text(block.body, indent + 1))
-    lines.append(pad + "}")
-    return "\n".join(lines)
+def _bound(bound: int | None) -> str:
+    return "undefined" if bound is None else str(bound)
+
+
+class _Printer(Visitor):
+    """One `visit_<Node>` per node kind, returning its text; `indent` is the nesting
+    depth of the statement being printed (blocks print their children one deeper)."""
+
+    def __init__(self) -> None:
+        self.indent = 0
+
+    def nested(self, node: e.IrNode) -> str:
+        """`node`'s text one level deeper."""
+        self.indent += 1
+        try:
+            return self.visit(node)
+        finally:
+            self.indent -= 1
+
+    @property
+    def pad(self) -> str:
+        return _INDENT * self.indent
+
+    def join(self, items: tuple[e.IrNode, ...], sep: str = ", ") -> str:
+        return sep.join(self.visit(item) for item in items)
+
+    def generic_visit(self, node: e.IrNode) -> str:
+        raise TypeError(f"print_ir: no text form for {type(node).__name__}")
+
+    # ---- expressions ------------------------------------------------------------------
+
+    def visit_IntImm(self, node: e.IntImm) -> str:
+        if node.dtype is DataType.BOOL:
+            return "true" if node.value else "false"
+        suffix = "ll" if node.dtype in (DataType.INT64, DataType.INDEX) else ""
+        return f"{_INT_PREFIX.get(node.dtype, '')}{node.value}{suffix}"
+
+    visit_UIntImm = visit_IntImm
+
+    def visit_FloatImm(self, node: e.FloatImm) -> str:
+        return _float_text(node.value, node.dtype)
+
+    def visit_StringImm(self, node: e.StringImm) -> str:
+        return f'"{node.value}"'
+
+    def visit_Var(self, node: e.Var) -> str:
+        return node.name
+
+    def visit_Cast(self, node: e.Cast) -> str:
+        return f"{node.dtype.value}({self.visit(node.value)})"
+
+    def binary(self, node: e.BinaryOp) -> str:
+        return f"({self.visit(node.a)} {_BINARY[type(node)]} {self.visit(node.b)})"
+
+    def visit_Min(self, node: e.Min) -> str:
+        return f"cinn_min({self.visit(node.a)}, {self.visit(node.b)})"
+
+    def visit_Max(self, node: e.Max) -> str:
+        return f"cinn_max({self.visit(node.a)}, {self.visit(node.b)})"
+
+    def visit_Not(self, node: e.Not) -> str:
+        return "!" + self.visit(node.value)
+
+    def visit_Select(self, node: e.Select) -> str:
+        return f"select({self.join((node.condition, node.true_value, node.false_value))})"
+
+    def visit_Call(self, node: e.Call) -> str:
+        return f"{node.name}({self.join(node.args)})"
+
+    def visit_Ramp(self, node: e.Ramp) -> str:
+        return f"Ramp({self.visit(node.base)},{self.visit(node.stride)},{node.lanes})"
+
+    def visit_Broadcast(self, node: e.Broadcast) -> str:
+        return f"Broadcast({self.visit(node.value)},{node.lanes})"
+
+    def visit_Load(self, node: e.Load) -> str:
+        return f"{node.tensor.name}[{self.join(node.indices)}]"
+
+    def visit_Reduce(self, node: e.Reduce) -> str:
+        body, init = self.visit(node.body), self.visit(node.init)
+        return f"Reduce({_REDUCE[node.reduce_type]}, {body},{init})"
+
+    def visit_Buffer(self, node: e.Buffer) -> str:
+        return f"_Buffer_<{node.dtype.value}: {self.join(node.shape, ',')}>({node.name})"
+
+    def visit_Tensor(self, node: e.Tensor) -> str:
+        return f"Tensor({node.name}, [{self.join(node.shape, ',')}])"
+
+    # ---- statements -------------------------------------------------------------------
+
+    def visit_Store(self, node: s.Store) -> str:
+        return f"{node.tensor.name}[{self.join(node.indices)}] = {self.visit(node.value)}"
+
+    def visit_Let(self, node: s.Let) -> str:
+        return f"{node.symbol.dtype.value} {node.symbol.name} = {self.visit(node.value)}"
+
+    def visit_For(self, node: s.For) -> str:
+        args = f"{node.loop_var.name}, {self.visit(node.min)}, {self.visit(node.extent)}"
+        return f"{_for_head(node)} ({args})\n{self.pad}{self.visit(node.body)}"
+
+    def visit_IfThenElse(self, node: s.IfThenElse) -> str:
+        inner = self.pad + _INDENT
+        out = f"if ({self.visit(node.condition)}) {{\n{inner}{self.nested(node.true_case)}\n{self.pad}}}"
+        if node.false_case is not None:
+            out += f" else {{\n{inner}{self.nested(node.false_case)}\n{self.pad}}}"
+        return out
+
+    def visit_Block(self, node: s.Block) -> str:
+        inner = self.pad + _INDENT
+        lines = [inner + self.nested(stmt) for stmt in node.stmts]
+        return "{\n" + "\n".join(lines) + "\n" + self.pad + "}"
+
+    def visit_BufferRange(self, node: s.BufferRange) -> str:
+        ranges = ", ".join(f"{v.name}({_bound(v.lower)}:{_bound(v.upper)})" for v in node.ranges)
+        return f"{node.buffer.name}[{ranges}]"
+
+    def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> str:
+        return self.schedule_block(node.schedule_block, node.iter_values)
+
+    def visit_ScheduleBlock(self, node: s.ScheduleBlock) -> str:
+        return self.schedule_block(node, None)
+
+    def schedule_block(self, block: s.ScheduleBlock, values: tuple[e.Expr, ...] | None) -> str:
+        inner = self.pad + _INDENT
+        lines = [f"ScheduleBlock({block.name})", self.pad + "{"]
+        if block.iter_vars:
+            names = ", ".join(v.name for v in block.iter_vars)
+            if values is None:
+                lines.append(f"{inner}{names}")
+            else:
+                lines.append(f"{inner}{names} = axis.bind({self.join(values)})")
+        for label, regions in (
+            ("read_buffers", block.read_buffers),
+            ("write_buffers", block.write_buffers),
+        ):
+            if regions:
+                lines.append(f"{inner}{label}({self.join(regions)})")
+        if block.attrs:
+            lines.append(f"{inner}attrs({', '.join(f'{k}:{v}' for k, v in block.attrs)})")
+        lines.append(inner + self.nested(block.body))
+        lines.append(self.pad + "}")
+        return "\n".join(lines)
+
+    def visit_Alloc(self, node: s.Alloc) -> str:
+        return f"alloc({node.buffer.name}, {self.join(node.extents)})"
+
+    def visit_Free(self, node: s.Free) -> str:
+        return f"free({node.buffer.name})"
+
+    def visit_Argument(self, node: s.Argument) -> str:
+        return node.name
+
+    def visit_LoweredFunc(self, node: s.LoweredFunc) -> str:
+        names = ", ".join(a.name for a in node.args)
+        return f"function {node.name} ({names})\n{self.visit(node.body)}"
+
+    def visit_Module(self, node: s.Module) -> str:
+        body = "".join(self.visit(f) + "\n" for f in node.functions)
+        return f"Module {node.name} {{\n\n{body}\n\n}}"
+
+
+for _op in _BINARY:
+    setattr(_Printer, "visit_" + _op.__name__, _Printer.binary)
 
 
 def print_ir(node: e.IrNode) -> str:
     """The CINN text of any node (an Expr, a Stmt, a LoweredFunc or a Module)."""
-    return _text(node, 0)
+    return _Printer().visit(node)
