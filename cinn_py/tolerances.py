@@ -42,8 +42,14 @@ def tolerance(dtype: np.dtype | str) -> tuple[float, float]:
     return TOLERANCES.get(name, (0.0, 0.0))
 
 
-def compare(got: np.ndarray, want: np.ndarray, dtype: str | None = None) -> Comparison:
-    """Compare with the tolerance of `dtype` (default: `want`'s dtype); NaNs must agree.
+def compare(
+    got: np.ndarray,
+    want: np.ndarray,
+    dtype: str | None = None,
+    override: tuple[float, float] | None = None,
+) -> Comparison:
+    """Compare with the tolerance of `dtype` (default: `want`'s dtype), or the explicit
+    `(rtol, atol)` of `override`; NaNs and infinities must agree.
 
     `dtype="bfloat16"` takes both arrays as uint16 bit patterns, as Paddle gives them.
     """
@@ -53,7 +59,7 @@ def compare(got: np.ndarray, want: np.ndarray, dtype: str | None = None) -> Comp
         got, want = bfloat16_to_float32(got), bfloat16_to_float32(want)
     if got.shape != want.shape:
         return Comparison(False, np.inf, np.inf, f"shape {got.shape} != expected {want.shape}")
-    rtol, atol = tolerance(dtype or want.dtype)
+    rtol, atol = override or tolerance(dtype or want.dtype)
     if want.dtype.kind in "biu" and not rtol:
         mismatches = int(np.count_nonzero(got != want))
         diff = 0.0 if not got.size else float(np.max(np.abs(got.astype(np.float64) - want)))

@@ -73,13 +73,9 @@ def snapshot(args: Sequence[Any]) -> Args:
 
 def _matches(got: np.ndarray, want: np.ndarray, tolerance: Tolerance) -> tuple[bool, str]:
     if isinstance(tolerance, tuple):
-        if got.shape != want.shape:
-            return False, f"shape {got.shape} != expected {want.shape}"
-        rtol, atol = tolerance
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        ok = bool(np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True))
-        return ok, f"max abs error {np.nanmax(np.abs(g - w)) if g.size else 0.0:.3g}"
-    comparison = compare(got, want, tolerance)
+        comparison = compare(got, want, override=tolerance)
+    else:
+        comparison = compare(got, want, tolerance)
     return comparison.ok, str(comparison)
 
 
