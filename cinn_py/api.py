@@ -19,10 +19,13 @@ from typing import Any
 import numpy as np
 
 from cinn_py.errors import CinnError, FeedError, LoadError
+from cinn_py.pir.model_loader import load_model
+from cinn_py.pir.parser import parse_file
 from cinn_py.pir.printer import value_names
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
+from cinn_py.reference import run_reference
 
 TARGETS = ("cuda", "cuda-emu", "reference")
 AVAILABLE_TARGETS = ("reference",)
@@ -31,9 +34,6 @@ AVAILABLE_TARGETS = ("reference",)
 def load(path: str | os.PathLike[str]) -> Program:
     """Read a program: Paddle program text, or a saved model (model.json, its folder or
     its path prefix; parameters from model.pdiparams). The result is verified."""
-    from cinn_py.pir.model_loader import load_model
-    from cinn_py.pir.parser import parse_file
-
     path = os.fspath(path)
     if _is_saved_model(path):
         program = load_model(path)
@@ -73,8 +73,6 @@ class Executable:
     ) -> dict[str, np.ndarray]:
         """Run with `feeds` (by data name) and `params` (by parameter name; defaults to the
         program's own). `fetch` picks outputs, or any value, by printed id (`%24`) or `outN`."""
-        from cinn_py.reference import run_reference
-
         names, values = self._select(fetch)
         arrays = run_reference(
             self.program,

@@ -18,6 +18,7 @@ import numpy as np
 
 from cinn_py import api
 from cinn_py.errors import CinnError, FeedError
+from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
@@ -120,8 +121,6 @@ def _default_params(program: Program, rng: np.random.Generator) -> dict[str, np.
 
 
 def _random_array(type_: DenseTensorType, rng: np.random.Generator) -> np.ndarray:
-    from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
-
     shape = tuple(DYNAMIC_DIM_SIZE if d < 0 else d for d in type_.dims)
     dtype = type_.data_type
     if dtype is DataType.BOOL:

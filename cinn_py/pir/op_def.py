@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cinn_py.errors import VerifyError
 from cinn_py.pir import attributes as A
+from cinn_py.pir.constant import constant_of
 from cinn_py.pir.types import DenseTensorType, Type, VectorType
 
 if TYPE_CHECKING:
@@ -319,6 +320,4 @@ class InferContext:
         value = self.value(i)
         if value is None:
             return None
-        from cinn_py.pir.constant import constant_of
-
         return constant_of(value)

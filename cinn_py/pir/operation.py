@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cinn_py.pir.attributes import Attribute, attr_from_python
+from cinn_py.pir.op_def import lookup_op_def
 from cinn_py.pir.types import Type
 from cinn_py.pir.value import OpOperand, OpResult, Value
 
@@ -62,8 +63,6 @@ class Operation:
     # -- declaration ---------------------------------------------------------
     @property
     def op_def(self) -> OpDef | None:
-        from cinn_py.pir.op_def import lookup_op_def
-
         return lookup_op_def(self.name)
 
     @property
