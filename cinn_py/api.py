@@ -25,7 +25,7 @@ from cinn_py.pir.printer import value_names
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
-from cinn_py.reference import run_reference
+from cinn_py.reference import ReferenceExecutor
 
 TARGETS = ("cuda", "cuda-emu", "reference")
 AVAILABLE_TARGETS = ("reference",)
@@ -64,6 +64,8 @@ class Executable:
     target: str
     output_names: list[str]
     outputs: list[Value] = field(repr=False)
+    executor: ReferenceExecutor = field(repr=False)
+    """Built once by `compile` (every op's kernel chosen up front), reused by each `run`."""
 
     def run(
         self,
@@ -74,8 +76,7 @@ class Executable:
         """Run with `feeds` (by data name) and `params` (by parameter name; defaults to the
         program's own). `fetch` picks outputs, or any value, by printed id (`%24`) or `outN`."""
         names, values = self._select(fetch)
-        arrays = run_reference(
-            self.program,
+        arrays = self.executor.run(
             {k: _to_numpy(k, v) for k, v in feeds.items()},
             None if params is None else {k: _to_numpy(k, v) for k, v in params.items()},
             values,
@@ -108,7 +109,8 @@ def compile(program: Program, target: str | None = None) -> Executable:
         )
     verify_program(program)
     outputs = program.outputs()
-    return Executable(program, target, output_names(program, outputs), outputs)
+    names = output_names(program, outputs)
+    return Executable(program, target, names, outputs, ReferenceExecutor(program))
 
 
 def output_names(program: Program, outputs: Sequence[Value]) -> list[str]:
