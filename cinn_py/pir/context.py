@@ -39,6 +39,3 @@ class IrContext:
                 obj = make()
                 self._table[full_key] = obj
             return obj
-
-    def __len__(self) -> int:
-        return len(self._table)

@@ -65,10 +65,6 @@ class Operation:
     def op_def(self) -> OpDef | None:
         return lookup_op_def(self.name)
 
-    @property
-    def dialect(self) -> str:
-        return self.name.split(".", 1)[0]
-
     # -- operands and results -------------------------------------------------
     @property
     def operands(self) -> tuple[OpOperand, ...]:
@@ -200,11 +196,6 @@ class Block:
     def _remove(self, op: Operation) -> None:
         del self._ops[self.index_of(op)]
         op.parent = None
-
-    def detach(self, op: Operation) -> Operation:
-        """Take `op` out of the block without dropping its operands (to move it)."""
-        self._remove(op)
-        return op
 
 
 class Region:

@@ -101,15 +101,6 @@ class DenseTensorType(Type):
     def is_static(self) -> bool:
         return DYNAMIC not in self.dims
 
-    def numel(self) -> int:
-        """The element count; -1 if any dim is dynamic."""
-        if not self.is_static:
-            return DYNAMIC
-        n = 1
-        for d in self.dims:
-            n *= d
-        return n
-
     def with_dims(self, dims: Sequence[int]) -> DenseTensorType:
         return DenseTensorType.get(self.dtype, dims, self.layout, self.lod, self.offset)
 

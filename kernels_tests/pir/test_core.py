@@ -219,3 +219,17 @@ def test_outputs_and_clone():
     assert print_program(copy) == print_program(program)
     assert copy.block.ops[1].operand_value(0) is copy.block.ops[0].result()
     assert i64 is not f32
+
+
+def test_builder_insertion_points():
+    program = Program()
+    b = Builder(program)
+    x = _param(b, "x")
+    last = b.op("coretest.unary", x).defining_op
+    b.set_insertion_point(last)
+    before = b.op("coretest.unary", x).defining_op
+    b.set_insertion_point_after(last)
+    after = b.op("coretest.unary", x).defining_op
+    b.set_insertion_point_to_end(program.block)
+    end = b.op("coretest.unary", x).defining_op
+    assert list(program.block) == [x.defining_op, before, last, after, end]
