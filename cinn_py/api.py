@@ -1,12 +1,16 @@
 """The public API: load a program, compile it for a target, run it.
 
     prog = cinn_py.load("model.json")          # or program text, or a folder / prefix
-    exe = cinn_py.compile(prog, target="reference")
+    exe = cinn_py.compile(prog)                # cuda with a GPU, else cuda-emu
     outs = exe.run({"x": x})                   # {"%24": array} or {"out0": array}
+    exe.groups; exe.cuda_source; exe.kernels; exe.timings
 
 Outputs are named as the CLI names them: `out0`, `out1`, ... (fetch order) for
 programs that declare outputs with fetch / shadow_output ops (saved models), else
-the printed value id (`%24`) of each output.
+the printed value id (`%24`) of each output. They are NumPy arrays on every target
+(bfloat16 as uint16 bit patterns); on `cuda`, `run(..., copy_to_host=False)` leaves
+them on the GPU as CuPy arrays. Feeds may be NumPy, CuPy or DLPack arrays (see
+`cinn_py.runtime.feeds`).
 """
 
 from __future__ import annotations
@@ -16,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from cinn_py.errors import CinnError, FeedError, LoadError
+from cinn_py.errors import CinnError, LoadError
+from cinn_py.hlir.group import Group
 from cinn_py.pir.model_loader import load_model
 from cinn_py.pir.parser import parse_file
 from cinn_py.pir.printer import value_names
@@ -26,9 +29,13 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import ReferenceExecutor
+from cinn_py.runtime.compiled import CompiledProgram
+from cinn_py.runtime.device import gpu_available
+from cinn_py.runtime.feeds import check_feeds, check_params
+from cinn_py.runtime.instruction import Instruction
+from cinn_py.runtime.runtime_program import RuntimeProgram
 
 TARGETS = ("cuda", "cuda-emu", "reference")
-AVAILABLE_TARGETS = ("reference",)
 
 
 def load(path: str | os.PathLike[str]) -> Program:
@@ -52,8 +59,9 @@ def _is_saved_model(path: str) -> bool:
 
 
 def default_target() -> str:
-    """The target `compile` uses when none is named: the best one that works here."""
-    return "reference"
+    """The target `compile` uses when none is named: `cuda` where a GPU (and CuPy) is
+    usable, else `cuda-emu`."""
+    return "cuda" if gpu_available() else "cuda-emu"
 
 
 @dataclass
@@ -64,24 +72,60 @@ class Executable:
     target: str
     output_names: list[str]
     outputs: list[Value] = field(repr=False)
-    executor: ReferenceExecutor = field(repr=False)
-    """Built once by `compile` (every op's kernel chosen up front), reused by each `run`."""
+    runner: ReferenceExecutor | CompiledProgram = field(repr=False)
+    """Built once by `compile`, reused by each `run`: the reference executor (every op's
+    kernel chosen up front), or the compiled program (per feed shape if dynamic)."""
 
     def run(
         self,
         feeds: Mapping[str, Any],
         params: Mapping[str, Any] | None = None,
         fetch: Sequence[str] | None = None,
-    ) -> dict[str, np.ndarray]:
+        *,
+        copy_to_host: bool = True,
+    ) -> dict[str, Any]:
         """Run with `feeds` (by data name) and `params` (by parameter name; defaults to the
-        program's own). `fetch` picks outputs, or any value, by printed id (`%24`) or `outN`."""
+        program's own). `fetch` picks outputs, or any value, by printed id (`%24`) or `outN`.
+        `copy_to_host=False` keeps the outputs of `cuda` on the GPU (CuPy arrays)."""
         names, values = self._select(fetch)
-        arrays = self.executor.run(
-            {k: _to_numpy(k, v) for k, v in feeds.items()},
-            None if params is None else {k: _to_numpy(k, v) for k, v in params.items()},
-            values,
-        )
+        if isinstance(self.runner, CompiledProgram):
+            arrays = self.runner.run(feeds, params, values, copy_to_host)
+        else:
+            checked = check_feeds(self.program, feeds)
+            arrays = self.runner.run(checked, check_params(self.program, params), values)
         return dict(zip(names, arrays, strict=True))
+
+    @property
+    def runtime_program(self) -> RuntimeProgram | None:
+        """The compiled RuntimeProgram (the latest one, for a program compiled per feed
+        shape); None on `reference`."""
+        if isinstance(self.runner, CompiledProgram):
+            return self.runner.runtime_program
+        return None
+
+    @property
+    def groups(self) -> list[Group]:
+        """The groups the program was compiled as ([] on `reference`)."""
+        runtime = self.runtime_program
+        return [] if runtime is None else list(runtime.groups)
+
+    @property
+    def cuda_source(self) -> str:
+        """All generated CUDA C, one self-contained source per fused group ("" on `reference`)."""
+        runtime = self.runtime_program
+        return "" if runtime is None else runtime.cuda_source
+
+    @property
+    def kernels(self) -> list[Instruction]:
+        """The kernel launches, in execution order ([] on `reference`)."""
+        runtime = self.runtime_program
+        return [] if runtime is None else runtime.kernels
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds per compile stage ({} on `reference`)."""
+        runtime = self.runtime_program
+        return {} if runtime is None else dict(runtime.timings)
 
     def _select(self, fetch: Sequence[str] | None) -> tuple[list[str], list[Value]]:
         if fetch is None:
@@ -99,18 +143,22 @@ class Executable:
 
 
 def compile(program: Program, target: str | None = None) -> Executable:
-    """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference")."""
+    """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
+    `default_target()`). A program with static shapes is compiled here; one with -1 dims
+    on its first run with each new set of feed shapes."""
     target = target or default_target()
     if target not in TARGETS:
         raise CinnError(f"unknown target '{target}'; targets: {', '.join(TARGETS)}")
-    if target not in AVAILABLE_TARGETS:
-        raise CinnError(
-            f"target '{target}' is not implemented yet; available: {', '.join(AVAILABLE_TARGETS)}"
-        )
+    if target == "cuda" and not gpu_available():
+        raise CinnError("target 'cuda' needs a CUDA GPU and CuPy, and found none; use cuda-emu")
     verify_program(program)
     outputs = program.outputs()
     names = output_names(program, outputs)
-    return Executable(program, target, names, outputs, ReferenceExecutor(program))
+    if target == "reference":
+        runner: ReferenceExecutor | CompiledProgram = ReferenceExecutor(program)
+    else:
+        runner = CompiledProgram(program, target)
+    return Executable(program, target, names, outputs, runner)
 
 
 def output_names(program: Program, outputs: Sequence[Value]) -> list[str]:
@@ -119,19 +167,3 @@ def output_names(program: Program, outputs: Sequence[Value]) -> list[str]:
         return [f"out{i}" for i in range(len(outputs))]
     ids = {id(v): name for name, v in value_names(program).items()}
     return [ids[id(v)] for v in outputs]
-
-
-def _to_numpy(name: str, array: Any) -> np.ndarray:
-    """NumPy arrays pass through; CuPy and other DLPack arrays are copied to the host."""
-    if isinstance(array, np.ndarray):
-        return array
-    if hasattr(array, "get") and hasattr(array, "__cuda_array_interface__"):
-        return array.get()
-    if hasattr(array, "__dlpack__"):
-        try:
-            return np.from_dlpack(array)
-        except (TypeError, RuntimeError, BufferError):
-            pass
-    if isinstance(array, (int, float, bool, np.generic, list, tuple)):
-        return np.asarray(array)
-    raise FeedError(name, "a NumPy, CuPy or DLPack array", type(array).__name__)

@@ -1,9 +1,17 @@
 """The `cinn-py` command.
 
-    cinn-py print PROGRAM
-    cinn-py run   PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
-                          [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
+    cinn-py print     PROGRAM
+    cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
+                              [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check] [-v]
+    cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
+    cinn-py dump-cuda PROGRAM [-o DIR] [--shape NAME=2x3 ...] [--target T]
 
+`dump-cuda` prints the one translation unit the compiler builds (every fused group's
+kernel, the groups listed at its top); with `-o DIR` it writes a self-contained
+`<group>.cu` per fused group instead.
+
+`ir` and `dump-cuda` compile for static shapes: a feed's -1 dims take the sizes given by
+`--shape x=2x3`, else 4 (the size `run` gives them in random feeds), with a note.
 Errors from bad input print as one readable message and exit with status 2; a
 `--check` that finds a mismatch exits with status 1.
 """
@@ -11,6 +19,7 @@ Errors from bad input print as one readable message and exit with status 2; a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -18,10 +27,15 @@ import numpy as np
 
 from cinn_py import api
 from cinn_py.errors import CinnError, FeedError
+from cinn_py.hlir.group import GroupKind
+from cinn_py.hlir.pir_compiler import PIRCompiler, Stages, group_heading, group_source
+from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
+from cinn_py.runtime.feeds import feed_types
+from cinn_py.runtime.scope import RUNTIME_TARGETS
 from cinn_py.tolerances import compare
 
 DYNAMIC_DIM_SIZE = 4
@@ -58,7 +72,7 @@ def _make_parser() -> argparse.ArgumentParser:
         "--target",
         choices=api.TARGETS,
         default=None,
-        help=f"where to run (default: {api.default_target()})",
+        help="where to run (default: cuda where there is a GPU, else cuda-emu)",
     )
     run.add_argument("--out", help="write the outputs to this .npz")
     run.add_argument(
@@ -67,8 +81,39 @@ def _make_parser() -> argparse.ArgumentParser:
         help="also run the reference executor and report the largest error",
     )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
+    run.add_argument(
+        "-v", "--verbose", action="store_true", help="print the seconds of each compile stage"
+    )
     run.set_defaults(handler=_cmd_run)
+
+    ir = commands.add_parser("ir", help="print the loop IR of every fused group")
+    ir.add_argument("program", help="program text, model.json, its folder or prefix")
+    ir.add_argument("--stage", choices=("lowered", "scheduled"), required=True)
+    _add_compile_options(ir)
+    ir.set_defaults(handler=_cmd_ir)
+
+    dump = commands.add_parser("dump-cuda", help="print or write the CUDA C of every group")
+    dump.add_argument("program", help="program text, model.json, its folder or prefix")
+    dump.add_argument("-o", "--out-dir", help="write one self-contained <group>.cu per group here")
+    _add_compile_options(dump)
+    dump.set_defaults(handler=_cmd_dump_cuda)
     return parser
+
+
+def _add_compile_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
+    )
+    parser.add_argument(
+        "--target",
+        choices=RUNTIME_TARGETS,
+        default=None,
+        help="whose schedule to use (default: the default target where it compiles)",
+    )
 
 
 def _cmd_print(args: argparse.Namespace) -> int:
@@ -83,6 +128,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = _read_npz(args.params) if args.params else _default_params(program, rng)
     exe = api.compile(program, args.target)
     outputs = exe.run(feeds, params, args.fetch)
+    if args.verbose and exe.timings:
+        stages = ", ".join(f"{stage} {seconds:.3f}s" for stage, seconds in exe.timings.items())
+        print(f"cinn-py: {exe.target}: {len(exe.kernels)} kernel(s); {stages}", file=sys.stderr)
     for name, array in outputs.items():
         print(f"{name}: {_describe(array)}")
     if args.out:
@@ -91,6 +139,80 @@ def _cmd_run(args: argparse.Namespace) -> int:
         expected = api.compile(program, "reference").run(feeds, params, args.fetch)
         return _report_check(outputs, expected, exe.target)
     return 0
+
+
+def _cmd_ir(args: argparse.Namespace) -> int:
+    program = api.load(args.program)
+    stages = _compiler(program, args).stages(until=args.stage)
+    for kernel in stages.fused:
+        func = kernel.lowered if args.stage == "lowered" else kernel.scheduled.func
+        text = group_heading(kernel.group, stages.program) + print_ir(func) + "\n"
+        if args.stage == "scheduled":
+            text += "".join(f"// {line}\n" for line in str(kernel.scheduled.trace).splitlines())
+        print(text)
+    _note_library_only(stages)
+    return 0
+
+
+def _cmd_dump_cuda(args: argparse.Namespace) -> int:
+    program = api.load(args.program)
+    stages = _compiler(program, args).stages(until="codegen")
+    if args.out_dir is None:
+        if stages.source is not None:
+            headings = "".join(group_heading(k.group, stages.program) for k in stages.fused)
+            sys.stdout.write(headings + stages.source.source.rstrip("\n") + "\n")
+    else:
+        os.makedirs(args.out_dir, exist_ok=True)
+        for kernel in stages.fused:
+            path = os.path.join(args.out_dir, f"{kernel.group.name}.cu")
+            text = group_heading(kernel.group, stages.program) + group_source(kernel).source
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text.rstrip("\n") + "\n")
+            print(f"wrote {path}")
+    _note_library_only(stages)
+    return 0
+
+
+def _compiler(program: Program, args: argparse.Namespace) -> PIRCompiler:
+    target = args.target or api.default_target()
+    return PIRCompiler(program, target, feed_shapes=_feed_shapes(program, args.shape))
+
+
+def _feed_shapes(program: Program, given: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """Shapes from `--shape NAME=2x3`, and DYNAMIC_DIM_SIZE for -1 dims of feeds not
+    given one (with a note saying so)."""
+    types = feed_types(program)
+    shapes: dict[str, tuple[int, ...]] = {}
+    for item in given:
+        name, sep, dims = item.partition("=")
+        try:
+            shape = tuple(int(d) for d in dims.split("x")) if dims else ()
+        except ValueError:
+            shape = (-1,)
+        if not sep or any(d < 0 for d in shape):
+            raise CinnError(f"--shape '{item}': expected NAME=DIMS such as x=2x3 (x= for 0-D)")
+        if name not in types:
+            raise CinnError(f"--shape '{item}': the program has no feed '{name}'")
+        shapes[name] = shape
+    for name, type_ in types.items():
+        if name not in shapes and not type_.is_static:
+            shapes[name] = tuple(DYNAMIC_DIM_SIZE if d < 0 else d for d in type_.dims)
+            dims = "x".join(map(str, shapes[name]))
+            print(
+                f"cinn-py: note: feed '{name}' has -1 dims; compiled as {name}={dims} "
+                "(give --shape to choose)",
+                file=sys.stderr,
+            )
+    return shapes
+
+
+def _note_library_only(stages: Stages) -> None:
+    library = [g.name for g in stages.groups if g.kind is not GroupKind.FUSED]
+    if library:
+        print(
+            f"cinn-py: note: {', '.join(library)} run by reference kernels (no generated code)",
+            file=sys.stderr,
+        )
 
 
 def random_feeds(program: Program, rng: np.random.Generator) -> dict[str, np.ndarray]:

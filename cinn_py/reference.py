@@ -73,6 +73,16 @@ class ReferenceExecutor:
         return [_fetched(values, value) for value in targets]
 
 
+def run_op(
+    op: Operation, operands: Sequence[RuntimeValue | None], *, check_shapes: bool = True
+) -> list[RuntimeValue]:
+    """Run one op alone by its reference kernel: operands and results as the executor
+    holds them (bfloat16 as float32 values, Tensor[] as lists), results in their declared
+    dtypes. The compiled targets run the ops they have no kernel for with it. Ops that
+    read the run's feeds or parameters (data, parameter) are not for this."""
+    return _run_op(op, kernel_for(op), list(operands), Runtime({}, {}, {}), check_shapes)
+
+
 def kernel_for(op: Operation) -> Kernel:
     kernel = KERNELS.get(op.name)
     if kernel is None:

@@ -7,7 +7,12 @@ import os
 import numpy as np
 import pytest
 
+from cinn_py.backends import nvrtc
 from cinn_py.cli import main
+from cinn_py.hlir.pir_compiler import PIRCompiler
+from cinn_py.ir.printer import print_ir
+from cinn_py.pir.parser import parse_file
+from cinn_py.runtime.device import gpu_available
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -53,9 +58,35 @@ def test_run_text_program_writes_outputs_by_value_id(capsys, tmp_path):
 
 
 def test_run_check_reports_errors(capsys):
-    code, stdout, _ = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--check")
+    code, stdout, _ = run_cli(
+        capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--check", "--target", "reference"
+    )
     assert code == 0
     assert "check %1 (reference vs reference): ok, max abs error 0" in stdout
+
+
+def test_run_cuda_emu_check_and_stage_timings(capsys):
+    code, stdout, err = run_cli(
+        capsys,
+        "run",
+        os.path.join(EXAMPLES, "softmax_by_hand.pir"),
+        "--target",
+        "cuda-emu",
+        "--check",
+        "-v",
+    )
+    assert code == 0
+    assert stdout.startswith("%7: float32[32, 100]")
+    assert "check %7 (cuda-emu vs reference): ok, max abs error" in stdout
+    assert err.startswith("cinn-py: cuda-emu: 2 kernel(s); passes ")
+    assert "compile " in err and "total " in err
+
+
+def test_run_defaults_to_a_compiled_target(capsys):
+    code, stdout, _ = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--check")
+    assert code == 0
+    target = "cuda" if gpu_available() else "cuda-emu"
+    assert f"check %1 ({target} vs reference): ok" in stdout
 
 
 def test_run_fetch_picks_values(capsys):
@@ -116,12 +147,13 @@ def test_wrong_feed_shape(capsys, tmp_path):
     assert err.startswith("cinn-py: error: feed 'x': expected")
 
 
-def test_unimplemented_target_says_so(capsys):
-    code, _, err = run_cli(
-        capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--target", "cuda-emu"
-    )
+@pytest.mark.skipif(gpu_available(), reason="there is a GPU here")
+def test_cuda_target_without_a_gpu_says_so(capsys):
+    code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--target", "cuda")
     assert code == 2
-    assert "target 'cuda-emu' is not implemented yet; available: reference" in err
+    assert err == "cinn-py: error: target 'cuda' needs a CUDA GPU and CuPy, and found none; " + (
+        "use cuda-emu\n"
+    )
 
 
 def test_missing_file(capsys):
@@ -132,3 +164,83 @@ def test_missing_file(capsys):
 def test_unknown_fetch(capsys):
     code, _, err = run_cli(capsys, "run", os.path.join(EXAMPLES, "softmax.pir"), "--fetch", "%99")
     assert code == 2 and "cannot fetch '%99'" in err
+
+
+BY_HAND = os.path.join(EXAMPLES, "softmax_by_hand.pir")
+DYNAMIC = os.path.join(
+    ROOT, "kernels_tests", "fixtures", "programs", "dynamic_batch", "program.pir"
+)
+
+
+def test_ir_lowered_prints_each_fused_groups_function_under_its_heading(capsys):
+    code, out, err = run_cli(capsys, "ir", BY_HAND, "--stage", "lowered", "--target", "cuda-emu")
+    assert code == 0
+    stages = PIRCompiler(parse_file(BY_HAND), "cuda-emu").stages(until="lowered")
+    assert [k.group.name for k in stages.fused] == ["group_1", "group_3"]
+    one, three = (print_ir(k.lowered) for k in stages.fused)
+    assert out == (
+        "// group_1 (fused): pd_op.subtract, pd_op.exp\n"
+        "// inputs %0, %2; outputs %4\n"
+        f"{one}\n\n"
+        "// group_3 (fused): pd_op.divide\n"
+        "// inputs %4, %6; outputs %7\n"
+        f"{three}\n\n"
+    )
+    assert one.startswith("function fn_group_1 (var_0, var_2, var_4)\n")
+    assert err == "cinn-py: note: group_0, group_2 run by reference kernels (no generated code)\n"
+
+
+def test_ir_scheduled_adds_the_schedule_trace(capsys):
+    code, out, _ = run_cli(capsys, "ir", BY_HAND, "--stage", "scheduled", "--target", "cuda-emu")
+    assert code == 0
+    assert out.count("thread_bind[blockIdx.x] for") == 2
+    assert "\n// fuse(loops=[i_0, i_1]) -> i_0_i_1_fused\n" in out
+    assert "\n// bind(loop=i_0_i_1_fused_0, thread_axis=blockIdx.x)\n" in out
+
+
+def test_ir_of_a_dynamic_program_uses_the_given_shape_or_a_noted_default(capsys):
+    code, out, err = run_cli(capsys, "ir", DYNAMIC, "--stage", "lowered")
+    assert code == 0
+    assert "serial for (i_0, 0, 4)" in out and "serial for (i_1, 0, 6)" in out
+    assert "cinn-py: note: feed 'x' has -1 dims; compiled as x=4x6 (give --shape to choose)" in err
+    code, out, err = run_cli(capsys, "ir", DYNAMIC, "--stage", "lowered", "--shape", "x=3x6")
+    assert code == 0 and "serial for (i_0, 0, 3)" in out and "has -1 dims" not in err
+
+
+@pytest.mark.parametrize(
+    ("shape", "message"),
+    [
+        ("x=3xq", "--shape 'x=3xq': expected NAME=DIMS such as x=2x3 (x= for 0-D)"),
+        ("x3x6", "--shape 'x3x6': expected NAME=DIMS"),
+        ("y=3x6", "--shape 'y=3x6': the program has no feed 'y'"),
+        ("x=3x5", "feed 'x': expected shape [-1, 6], got shape [3, 5]"),
+    ],
+)
+def test_bad_shapes_are_one_line_errors(capsys, shape, message):
+    code, _, err = run_cli(capsys, "ir", DYNAMIC, "--stage", "lowered", "--shape", shape)
+    assert code == 2
+    assert err.startswith("cinn-py: error: " + message) and err.count("\n") == 1
+
+
+def test_dump_cuda_prints_the_one_translation_unit(capsys):
+    code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "--target", "cuda-emu")
+    assert code == 0
+    assert out.startswith(
+        "// group_1 (fused): pd_op.subtract, pd_op.exp\n// inputs %0, %2; outputs %4\n"
+        "// group_3 (fused): pd_op.divide\n// inputs %4, %6; outputs %7\n"
+    )
+    assert out.count("__global__") == 2 and out.endswith("}\n")
+    assert out.index("fn_group_1(") < out.index("fn_group_3(")
+
+
+def test_dump_cuda_writes_sources_nvrtc_compiles_as_they_are(capsys, tmp_path):
+    folder = tmp_path / "cu"
+    code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "-o", str(folder), "--target", "cuda")
+    assert code == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["group_1.cu", "group_3.cu"]
+    assert out == f"wrote {folder / 'group_1.cu'}\nwrote {folder / 'group_3.cu'}\n"
+    for path in sorted(folder.iterdir()):
+        source = path.read_text()
+        assert f"fn_{path.stem}(" in source
+        for arch in ("sm_80", "sm_90"):
+            assert nvrtc.compile(source, arch, name=path.name).startswith(b"\x7fELF")

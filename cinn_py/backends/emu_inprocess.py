@@ -12,7 +12,7 @@ import ctypes
 import threading
 from pathlib import Path
 
-from cinn_py.backends.emu_source import LAUNCHER_PREFIX
+from cinn_py.backends.emu_source import LAUNCHER_PREFIX, RELEASE_FUNCTION
 from cinn_py.backends.kernel_args import PackedArgs
 from cinn_py.errors import KernelError
 
@@ -51,6 +51,15 @@ class InProcessLibrary:
             launcher.argtypes = [ctypes.POINTER(LaunchConfig), ctypes.c_void_p]
             launcher.restype = ctypes.c_int
             self._launchers[name] = launcher
+        self._release = getattr(self._library, RELEASE_FUNCTION)
+        self._release.restype = None
+
+    def __del__(self) -> None:
+        # Another EmuModule of the same library (dlopen shares it) re-maps stacks on launch.
+        release = getattr(self, "_release", None)
+        if release is not None:
+            with _LAUNCH_LOCK:
+                release()
 
     def launch(
         self,

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 
 LAUNCHER_PREFIX = "cinn_emu_launch_"
+RELEASE_FUNCTION = "cinn_emu_release_fibers"
+"""Unmaps the module's fiber stacks (kept between launches); called when it is dropped."""
 
 _COMMENT_OR_LITERAL = re.compile(
     r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
@@ -147,6 +149,10 @@ def _launchers(kernels: tuple[str, ...], executable: bool) -> str:
             f"const cinn_emu::LaunchConfig* config, void** args) {{\n"
             f'    return cinn_emu::launch<&{name}>("{name}", config, args);\n}}'
         )
+    lines.append(
+        f'extern "C" __attribute__((visibility("default"))) void {RELEASE_FUNCTION}(void) {{\n'
+        "    cinn_emu::release_fibers();\n}"
+    )
     if executable:
         entries = "".join(f'    {{"{name}", &{LAUNCHER_PREFIX}{name}}},\n' for name in kernels)
         lines += [

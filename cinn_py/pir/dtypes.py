@@ -170,14 +170,17 @@ _ITEMSIZE = {
 
 def bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
     """bfloat16 values held as uint16 bit patterns, widened exactly to float32."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    # Arithmetic on a 0-D array gives a NumPy scalar: asarray keeps an array.
+    return np.asarray(np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def float32_to_bfloat16(values: np.ndarray) -> np.ndarray:
     """float32 rounded to nearest-even bfloat16, returned as uint16 bit patterns."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    values = np.asarray(values, dtype=np.float32)
+    # ascontiguousarray makes a 0-D array 1-D: reshape keeps the input's shape.
+    bits = np.ascontiguousarray(values).reshape(values.shape).view(np.uint32)
     rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
-    out = ((bits + rounding) >> 16).astype(np.uint16)
+    out = np.asarray((bits + rounding) >> 16).astype(np.uint16)
     nan = np.isnan(values)
     if np.any(nan):
         out = np.where(nan, np.uint16(0x7FC0), out)

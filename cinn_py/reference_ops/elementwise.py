@@ -30,7 +30,8 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 def erf(x: np.ndarray) -> np.ndarray:
     """NumPy has no erf; `math.erf`, element by element in float64, is exact enough."""
-    return _erf(x.astype(np.float64)).astype(np.float64).astype(x.dtype, copy=False)
+    # frompyfunc gives a Python float for a 0-D input: asarray keeps it an array.
+    return np.asarray(_erf(x.astype(np.float64)), dtype=np.float64).astype(x.dtype, copy=False)
 
 
 def unary(fn: Unary) -> Kernel:

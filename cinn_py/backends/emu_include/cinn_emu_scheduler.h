@@ -306,6 +306,15 @@ inline bool prepare_fibers(unsigned n, std::size_t stack_size) {
     return true;
 }
 
+/* Unmaps every fiber stack. The module's Python side calls it when it is dropped: stacks
+ * are kept between launches for speed, and a process that loads many modules (a test
+ * suite) would otherwise run out of mappings (vm.max_map_count). */
+inline void release_fibers() {
+    Scheduler& s = g_scheduler;
+    for (unsigned i = 0; i < s.num_stacks; ++i) unmap_stack(g_threads[i].stack, s.stack_size);
+    s.num_stacks = 0;
+}
+
 /* ---- shared memory ------------------------------------------------------------------- */
 
 /* Garbage in [begin, end); under ASan only in addressable bytes (globals carry redzones). */

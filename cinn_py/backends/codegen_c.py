@@ -1,0 +1,464 @@
+"""The C-family half of code generation: loop IR to C++ statements and expressions.
+
+`CRenderer` holds what every C-like target shares, as class attributes a target's
+renderer overrides (tinygrad's cstyle idea): type names, operator spellings, math
+function names, how literals and casts are written. One instance renders the body of
+one function; `codegen_cuda.CudaRenderer` adds what only CUDA has (thread binding,
+vector lanes, `__half`).
+
+Every identifier it writes comes from `CNames`, which passes the IR's names through
+`sanitize_identifier` with one taken-set per function, so no name from a program reaches
+the source as it was spelled. Binary operators print fully parenthesised (`(a + b)`),
+except at the top of a statement; buffer accesses index the flat, row-major offset of
+their static shape, simplified.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cinn_py.errors import UnsupportedOpError
+from cinn_py.hlir.naming import sanitize_identifier
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.simplify import simplify
+from cinn_py.ir.visitor import Visitor
+from cinn_py.pir.dtypes import DataType
+
+INT32_MAX = 2**31 - 1
+
+CPP_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+    continue co_await co_return co_yield decltype default delete do double dynamic_cast
+    else enum explicit export extern false float for friend goto if inline int long
+    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected
+    public register reinterpret_cast requires return short signed sizeof static
+    static_assert static_cast struct switch template this thread_local throw true try
+    typedef typeid typename union unsigned using virtual void volatile wchar_t while xor
+    xor_eq main std restrict""".split()
+)
+"""C++ keywords and names a translation unit must not redefine."""
+
+FLOAT_MATH: dict[str, tuple[str, int]] = {
+    name: (name, 1)
+    for name in "exp expm1 log log1p log2 sqrt rsqrt sin cos tan tanh erf floor ceil rint".split()
+} | {"abs": ("fabs", 1), "pow": ("pow", 2), "fmod": ("fmod", 2)}
+"""Intrinsic -> (C name of its double form, arity); the float form adds `f`. Only
+accurate library functions (no fast-math intrinsics): results must match NumPy."""
+
+_RESERVED_FORM = re.compile(r"^(?:__|_[A-Z])|^[A-Z0-9_]*[A-Z][A-Z0-9_]*$")
+"""Names C++ reserves (`__x`, `_X`) and macro-like all-capitals names (`NAN`, `EOF`),
+which a header may define as a macro."""
+
+
+def c_identifier(text: str, taken: set[str]) -> str:
+    """`text` as a fresh C identifier, unique in `taken` (which it joins)."""
+    name = sanitize_identifier(text)
+    if _RESERVED_FORM.match(name):
+        name = "v" + name if name.startswith("_") else "v_" + name
+    return sanitize_identifier(name, taken)
+
+
+class CNames:
+    """The C names of one function: IR names declared in nested scopes (as the C code
+    nests them), each given a name unique in the whole function."""
+
+    def __init__(self, reserved: Iterable[str]) -> None:
+        self.taken: set[str] = set(reserved)
+        self._scopes: list[dict[str, str]] = [{}]
+
+    def declare(self, ir_name: str) -> str:
+        """A new C name for `ir_name`, visible until the current scope ends."""
+        name = c_identifier(ir_name, self.taken)
+        self._scopes[-1][ir_name] = name
+        return name
+
+    def fresh(self, hint: str) -> str:
+        """A C name for a local codegen introduces (not visible by an IR name)."""
+        return c_identifier(hint, self.taken)
+
+    def lookup(self, ir_name: str) -> str:
+        for scope in reversed(self._scopes):
+            if ir_name in scope:
+                return scope[ir_name]
+        raise ValueError(f"variable '{ir_name}' is used where it is not defined")
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        self._scopes.append({})
+        try:
+            yield
+        finally:
+            self._scopes.pop()
+
+
+def buffer_name(node: e.Buffer | e.Tensor) -> str:
+    """The name of the memory a Load or Store accesses (a Tensor's bound buffer)."""
+    if isinstance(node, e.Tensor) and node.buffer is not None:
+        return node.buffer.name
+    return node.name
+
+
+def static_shape(node: e.Buffer | e.Tensor) -> tuple[int, ...]:
+    dims = []
+    for dim in node.shape:
+        if not isinstance(dim, e.IntImm):
+            raise ValueError(f"buffer '{node.name}' has a dynamic shape; codegen needs static ones")
+        dims.append(dim.value)
+    return tuple(dims)
+
+
+def flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr:
+    """The row-major element offset of `indices` into `node`'s static shape, in int64
+    when an index is int64 or the buffer holds more than 2**31 - 1 elements."""
+    shape = static_shape(node)
+    wide = math.prod(shape) > INT32_MAX or any(i.dtype is DataType.INT64 for i in indices)
+    dtype = DataType.INT64 if wide else DataType.INT32
+    offset: e.Expr = e.IntImm(0, dtype)
+    for index, dim in zip(indices, shape, strict=True):
+        index = index if index.dtype is dtype else e.Cast(dtype, index)
+        offset = offset * e.IntImm(dim, dtype) + index
+    return simplify(offset)
+
+
+class CRenderer(Visitor):
+    """Renders the statements of one function as C++ lines.
+
+    Expressions render to text (`visit_Add` returns `"(a + b)"`); statements append
+    lines at the current depth. A node kind without a rendering raises
+    UnsupportedOpError naming it and the function.
+    """
+
+    type_names: ClassVar[dict[DataType, str]] = {
+        DataType.BOOL: "bool",
+        DataType.INT8: "signed char",
+        DataType.UINT8: "unsigned char",
+        DataType.INT16: "short",
+        DataType.INT32: "int",
+        DataType.INT64: "long long",
+        DataType.INDEX: "long long",
+        DataType.FLOAT32: "float",
+        DataType.FLOAT64: "double",
+    }
+    binary_ops: ClassVar[dict[type, str]] = {
+        e.Add: "+",
+        e.Sub: "-",
+        e.Mul: "*",
+        e.Div: "/",
+        e.Mod: "%",
+        e.EQ: "==",
+        e.NE: "!=",
+        e.LT: "<",
+        e.LE: "<=",
+        e.GT: ">",
+        e.GE: ">=",
+        e.And: "&&",
+        e.Or: "||",
+    }
+    min_max: ClassVar[dict[type, str]] = {e.Min: "cinn_min", e.Max: "cinn_max"}
+    float_math: ClassVar[dict[str, tuple[str, int]]] = FLOAT_MATH
+    float_tests: ClassVar[frozenset[str]] = frozenset({"isnan", "isinf", "isfinite"})
+    int_abs: ClassVar[dict[DataType, str]] = {DataType.INT64: "llabs", DataType.INDEX: "llabs"}
+    narrow_ints: ClassVar[frozenset[DataType]] = frozenset(
+        {DataType.INT8, DataType.UINT8, DataType.INT16}
+    )
+    """Integer types C promotes to int: their arithmetic is cast back, so it wraps as the
+    IR's does."""
+    reserved: ClassVar[frozenset[str]] = (
+        CPP_KEYWORDS
+        | {name + suffix for name, _ in FLOAT_MATH.values() for suffix in ("", "f")}
+        | {"cinn_min", "cinn_max", "cinn_vec", "abs", "llabs", "isnan", "isinf", "isfinite"}
+    )
+    """Names the generated code uses itself: no IR name may take one."""
+    indent_unit: ClassVar[str] = "  "
+
+    def __init__(self, func: s.LoweredFunc, names: CNames) -> None:
+        self.func = func
+        self.names = names
+        self.lines: list[str] = []
+        self.depth = 1
+        self.loop_vars: dict[str, e.Var] = {}
+        """Enclosing loop variables by IR name, with their constant ranges as bounds."""
+
+    # ---- output ------------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent_unit * self.depth + text)
+
+    @contextmanager
+    def braced(self, head: str) -> Iterator[None]:
+        """`head {`, the lines written inside one level deeper and in a new name scope, `}`."""
+        self.line(head + " {" if head else "{")
+        self.depth += 1
+        try:
+            with self.names.scope():
+                yield
+        finally:
+            self.depth -= 1
+            self.line("}")
+
+    def unsupported(self, what: str, why: str) -> UnsupportedOpError:
+        """UnsupportedOpError: `what` (an IR node kind, an intrinsic, a dtype) and why,
+        in this function."""
+        return UnsupportedOpError(what, f"code generation of {self.func.name}", why)
+
+    def generic_visit(self, node: e.IrNode) -> Any:
+        raise self.unsupported(f"ir.{type(node).__name__}", "has no C form")
+
+    # ---- types and literals ------------------------------------------------------------
+
+    def type_name(self, dtype: DataType) -> str:
+        name = self.type_names.get(dtype)
+        if name is None:
+            raise self.unsupported(dtype.value, "is a dtype this target has no type for")
+        return name
+
+    def float_literal(self, value: float, dtype: DataType) -> str:
+        """An exact literal: the shortest decimal that reads back as the same value."""
+        double = dtype is DataType.FLOAT64
+        if math.isnan(value):
+            return "CINN_PY_NAN_D" if double else "CINN_PY_NAN_F"
+        if math.isinf(value):
+            text = "CINN_PY_INF_D" if double else "CINN_PY_INF_F"
+            return text if value > 0 else f"(-{text})"
+        if double:
+            return repr(value)
+        return str(np.float32(value)) + "f"
+
+    def visit_IntImm(self, node: e.IntImm) -> str:
+        value, dtype = node.value, node.dtype
+        if dtype in (DataType.INT64, DataType.INDEX):
+            return "(-9223372036854775807ll - 1ll)" if value == -(2**63) else f"{value}ll"
+        if dtype is DataType.INT32:
+            return "(-2147483647 - 1)" if value == -(2**31) else str(value)
+        return f"(({self.type_name(dtype)}){value})"
+
+    def visit_UIntImm(self, node: e.UIntImm) -> str:
+        if node.dtype is DataType.BOOL:
+            return "true" if node.value else "false"
+        return self.visit_IntImm(node)
+
+    def visit_FloatImm(self, node: e.FloatImm) -> str:
+        if node.dtype not in (DataType.FLOAT32, DataType.FLOAT64):
+            raise self.unsupported("ir.FloatImm", f"has no C form of dtype {node.dtype.value}")
+        return self.float_literal(node.value, node.dtype)
+
+    # ---- expressions -------------------------------------------------------------------
+
+    def expr(self, node: e.Expr) -> str:
+        """`node` as a whole expression (a statement's value, a condition, an index): no
+        parentheses around its outermost operator."""
+        text = self.visit(node)
+        if type(node) in self.binary_ops and text.startswith("(") and text.endswith(")"):
+            depth = 0
+            for i, char in enumerate(text):
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                if depth == 0:
+                    return text[1:-1] if i == len(text) - 1 else text
+        return text
+
+    def visit_Var(self, node: e.Var) -> str:
+        return self.names.lookup(node.name)
+
+    def cast(self, dtype: DataType, value: e.Expr) -> str:
+        """`value` converted to `dtype`."""
+        text = self.visit(value)
+        if value.dtype is dtype:
+            return text
+        return f"static_cast<{self.type_name(dtype)}>({self.expr(value)})"
+
+    def visit_Cast(self, node: e.Cast) -> str:
+        return self.cast(node.dtype, node.value)
+
+    def binary(self, node: e.BinaryOp) -> str:
+        op = self.binary_ops[type(node)]
+        text = f"({self.visit(node.a)} {op} {self.visit(node.b)})"
+        if node.dtype in self.narrow_ints:
+            return f"static_cast<{self.type_name(node.dtype)}>{text}"
+        return text
+
+    def visit_Min(self, node: e.Min) -> str:
+        return f"{self.min_max[type(node)]}({self.expr(node.a)}, {self.expr(node.b)})"
+
+    visit_Max = visit_Min
+
+    def visit_Not(self, node: e.Not) -> str:
+        return f"(!{self.visit(node.value)})"
+
+    def visit_Select(self, node: e.Select) -> str:
+        cond, a, b = (self.visit(x) for x in (node.condition, node.true_value, node.false_value))
+        return f"({cond} ? {a} : {b})"
+
+    def visit_Call(self, node: e.Call) -> str:
+        if node.call_type is not e.CallType.INTRINSIC:
+            raise self.unsupported(node.name, "is an extern call, which codegen does not emit")
+        args = ", ".join(self.expr(a) for a in node.args)
+        if node.name in self.float_tests:
+            if len(node.args) != 1 or not node.args[0].dtype.is_float:
+                raise self.unsupported(node.name, "needs one float argument")
+            # C's isnan and friends return int (non-zero for true).
+            return f"({node.name}({args}) != 0)"
+        text = f"{self.math_function(node)}({args})"
+        if node.dtype in self.narrow_ints:  # abs of a char or short is an int
+            return f"static_cast<{self.type_name(node.dtype)}>({text})"
+        return text
+
+    def math_function(self, node: e.Call) -> str:
+        """The C function computing intrinsic `node` on its dtype."""
+        name, arity = node.name, len(node.args)
+        if name == "abs" and node.dtype.is_integer and arity == 1:
+            return self.int_abs.get(node.dtype, "abs")
+        spelled = self.float_math.get(name)
+        if spelled is None or arity != spelled[1]:
+            raise self.unsupported(name, f"is not an intrinsic of {arity} argument(s)")
+        if node.dtype is DataType.FLOAT32:
+            return spelled[0] + "f"
+        if node.dtype is DataType.FLOAT64:
+            return spelled[0]
+        raise self.unsupported(name, f"has no form returning {node.dtype.value}")
+
+    def access(self, node: e.Load | s.Store) -> str:
+        """`buffer[offset]`, the element a Load or Store touches."""
+        name = buffer_name(node.tensor)
+        offset = self.expr(flat_index(node.tensor, node.indices))
+        return f"{self.names.lookup(name)}[{offset}]"
+
+    def visit_Load(self, node: e.Load) -> str:
+        return self.access(node)
+
+    # ---- statements --------------------------------------------------------------------
+
+    def statement(self, node: e.IrNode) -> None:
+        """Renders a statement (an Expr standing alone is evaluated for its effect)."""
+        if isinstance(node, e.Expr):
+            self.line(self.expr(node) + ";")
+        else:
+            self.visit(node)
+
+    def visit_Store(self, node: s.Store) -> None:
+        self.line(f"{self.access(node)} = {self.expr(node.value)};")
+
+    def visit_Let(self, node: s.Let) -> None:
+        value = self.expr(node.value)
+        name = self.names.declare(node.symbol.name)
+        self.line(f"const {self.type_name(node.symbol.dtype)} {name} = {value};")
+
+    def visit_Block(self, node: s.Block) -> None:
+        for child in node.stmts:
+            self.statement(child)
+
+    def visit_IfThenElse(self, node: s.IfThenElse) -> None:
+        self.if_then_else(node, self.expr(node.condition))
+
+    def if_then_else(self, node: s.IfThenElse, condition: str) -> None:
+        with self.braced(f"if ({condition})"):
+            self.statement(node.true_case)
+        if node.false_case is not None:
+            self.lines[-1] += " else {"
+            self.depth += 1
+            with self.names.scope():
+                self.statement(node.false_case)
+            self.depth -= 1
+            self.line("}")
+
+    def visit_For(self, node: s.For) -> None:
+        if node.bind_info is not None or node.for_type is s.ForType.VECTORIZED:
+            raise self.unsupported(
+                "ir.For", f"bound or vectorized ({_loop_kind(node)}) has no C form"
+            )
+        self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
+
+    def serial_loop(self, node: s.For, unroll: bool = False) -> None:
+        """`for (int v = min; v < min + extent; ++v)`, with `#pragma unroll` if asked."""
+        start = self.expr(node.min)
+        end = self.expr(simplify(node.min + node.extent))
+        if unroll:
+            self.line("#pragma unroll")
+        with self.names.scope():
+            var = self.names.declare(node.loop_var.name)
+            head = f"for ({self.type_name(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var})"
+            with self.loop_scope(node), self.braced(head):
+                self.statement(node.body)
+
+    @contextmanager
+    def loop_scope(self, node: s.For) -> Iterator[None]:
+        """Records the loop's variable with its range while its body renders."""
+        name = node.loop_var.name
+        previous = self.loop_vars.get(name)
+        lo, extent = node.min, node.extent
+        if isinstance(lo, e.IntImm) and isinstance(extent, e.IntImm) and extent.value > 0:
+            var = node.loop_var
+            self.loop_vars[name] = e.Var(name, var.dtype, lo.value, lo.value + extent.value)
+        else:
+            self.loop_vars.pop(name, None)
+        try:
+            yield
+        finally:
+            if previous is None:
+                self.loop_vars.pop(name, None)
+            else:
+                self.loop_vars[name] = previous
+
+    def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> None:
+        if not node.schedule_block.iter_vars:
+            self.statement(node.schedule_block.body)
+            return
+        with self.braced(""):
+            self.realize_body(node)
+
+    def realize_body(self, node: s.ScheduleBlockRealize) -> None:
+        """`const int iv = value;` for each iter var the body uses, then the body."""
+        block = node.schedule_block
+        used = _UsedVars(self.replaced_accesses())
+        used.visit(block.body)
+        for var, value in zip(block.iter_vars, node.iter_values, strict=True):
+            if var.name in used.names:
+                text = self.expr(value)
+                name = self.names.declare(var.name)
+                self.line(f"const {self.type_name(var.dtype)} {name} = {text};")
+        self.statement(block.body)
+
+    def replaced_accesses(self) -> set[int]:
+        """The Loads and Stores (by `id`) whose indices a target renders some other way."""
+        return set()
+
+
+class _UsedVars(Visitor):
+    """The names of the Vars a statement reads, skipping the indices of the accesses
+    in `skip` (by `id`)."""
+
+    def __init__(self, skip: set[int]) -> None:
+        self.skip = skip
+        self.names: set[str] = set()
+
+    def visit_Var(self, node: e.Var) -> None:
+        self.names.add(node.name)
+
+    def visit_Load(self, node: e.Load) -> None:
+        if id(node) not in self.skip:
+            self.generic_visit(node)
+
+    def visit_Store(self, node: s.Store) -> None:
+        self.visit(node.value)
+        if id(node) not in self.skip:
+            for index in node.indices:
+                self.visit(index)
+
+
+def _loop_kind(node: s.For) -> str:
+    return node.bind_info.value if node.bind_info is not None else node.for_type.value
+
+
+def _visit_binary(self: CRenderer, node: e.BinaryOp) -> str:
+    return self.binary(node)
+
+
+for _op in CRenderer.binary_ops:
+    setattr(CRenderer, "visit_" + _op.__name__, _visit_binary)

@@ -1,0 +1,386 @@
+"""CUDA C from scheduled loop IR: one `extern "C" __global__` kernel per LoweredFunc.
+
+`generate_cuda(funcs)` renders every function into one self-contained source (the
+`<cuda_fp16.h>` / `<cuda_bf16.h>` includes only where used, then the text of
+`runtime_include/cinn_py_runtime.h`) that NVRTC compiles with only the CUDA include
+directory on its path and cuda-emu compiles as it is, and tells the launch of each
+kernel (`KernelInfo`: grid, block, shared memory, parameters).
+
+What CUDA adds to the C renderer (`codegen_c.CRenderer`):
+
+* loops bound to `blockIdx.*` / `threadIdx.*` are no loops: `const int v = blockIdx.x;`,
+  under `if (threadIdx.x < extent)` when the loop is shorter than its launch dimension
+  (the largest extent bound to that axis in the function);
+* vectorized loops whose stores are provably contiguous and aligned
+  (`codegen_lanes.plan_vector_loop`) load and store whole `cinn_vec<T, L>` values,
+  one 128-bit transaction per 16 bytes, computing each lane on scalars in an unrolled
+  lane loop; anything unproven stays a scalar loop over the lanes. This relies on the
+  runtime's promise that every buffer base is 16-byte aligned;
+* float16 (`__half`) and bfloat16 (`__nv_bfloat16`) compute in float: arithmetic,
+  comparisons and math on them convert to float and round the result back once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from cinn_py.backends.codegen_c import CNames, CRenderer, buffer_name, c_identifier
+from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.visitor import Visitor
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+
+__all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
+
+RUNTIME_HEADER = Path(__file__).with_name("runtime_include") / "cinn_py_runtime.h"
+MAX_THREADS_PER_BLOCK = 1024
+AXES = tuple(s.BindInfo)
+"""blockIdx.x, .y, .z, threadIdx.x, .y, .z: the launch dimensions, grid then block."""
+
+_HALVES = {
+    DataType.FLOAT16: ("__half2float", "__float2half_rn", "cuda_fp16.h"),
+    DataType.BFLOAT16: ("__bfloat162float", "__float2bfloat16_rn", "cuda_bf16.h"),
+}
+"""For each 16-bit float: to float (exact), from float (round to nearest even), header."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """How to launch one generated kernel: its name in the source, grid and block
+    dimensions (x, y, z), dynamic shared memory in bytes, and its parameters in order
+    (the function's arguments)."""
+
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    args: tuple[s.Argument, ...]
+
+
+@dataclass(frozen=True)
+class CudaSource:
+    """A translation unit of generated kernels and how to launch each."""
+
+    source: str
+    kernels: list[KernelInfo]
+
+
+@functools.cache
+def runtime_header() -> str:
+    return RUNTIME_HEADER.read_text()
+
+
+class CudaRenderer(CRenderer):
+    """The body of one kernel; `launch` holds the extent of each bound axis."""
+
+    type_names: ClassVar[dict[DataType, str]] = {
+        **CRenderer.type_names,
+        DataType.FLOAT16: "__half",
+        DataType.BFLOAT16: "__nv_bfloat16",
+    }
+    reserved: ClassVar[frozenset[str]] = CRenderer.reserved | {
+        "half",
+        "half2",
+        "nv_bfloat16",
+        "nv_bfloat162",
+        "blockIdx",
+        "threadIdx",
+        "blockDim",
+        "gridDim",
+        "warpSize",
+        "dim3",
+        "uint2",
+        "uint4",
+        "float2",
+        "float4",
+    }
+
+    def __init__(self, func: s.LoweredFunc, names: CNames, launch: dict[s.BindInfo, int]) -> None:
+        super().__init__(func, names)
+        self.launch = launch
+        self._lane_stores: dict[int, str] = {}
+        self._lane_loads: dict[int, str] = {}
+        self._plan: VectorPlan | None = None
+
+    # ---- 16-bit floats -----------------------------------------------------------------
+
+    def float_text(self, node: e.Expr, bare: bool = False) -> str:
+        """`node` as a float, exactly (16-bit floats convert; others are float already);
+        `bare`: for a function argument, without outer parentheses."""
+        if isinstance(node, e.FloatImm) and node.dtype in _HALVES:
+            return self.float_literal(_rounded(node), DataType.FLOAT32)
+        if node.dtype in _HALVES:
+            return f"{_HALVES[node.dtype][0]}({self.expr(node)})"
+        return self.expr(node) if bare else self.visit(node)
+
+    def visit_FloatImm(self, node: e.FloatImm) -> str:
+        if node.dtype not in _HALVES:
+            return super().visit_FloatImm(node)
+        literal = self.float_literal(_rounded(node), DataType.FLOAT32)
+        return f"{_HALVES[node.dtype][1]}({literal})"
+
+    def cast(self, dtype: DataType, value: e.Expr) -> str:
+        """Conversions through float for the 16-bit floats: exact from them; to them from
+        float64 in one rounding for float16 and through float32 for bfloat16 (as the
+        reference executor and Paddle's CPU cast do)."""
+        source = value.dtype
+        if source is dtype or (dtype not in _HALVES and source not in _HALVES):
+            return super().cast(dtype, value)
+        if dtype in _HALVES:
+            if dtype is DataType.FLOAT16 and source is DataType.FLOAT64:
+                return f"__double2half({self.expr(value)})"
+            text = self.float_text(value, bare=True)
+            if source not in _HALVES and source is not DataType.FLOAT32:
+                text = f"static_cast<float>({text})"
+            return f"{_HALVES[dtype][1]}({text})"
+        if dtype is DataType.FLOAT32:
+            return self.float_text(value)
+        if dtype is DataType.BOOL:
+            return f"({self.float_text(value)} != 0.0f)"
+        return f"static_cast<{self.type_name(dtype)}>({self.float_text(value, bare=True)})"
+
+    def binary(self, node: e.BinaryOp) -> str:
+        dtype = node.a.dtype
+        if dtype not in _HALVES:
+            return super().binary(node)
+        a, b = self.float_text(node.a), self.float_text(node.b)
+        text = f"{a} {self.binary_ops[type(node)]} {b}"
+        return f"({text})" if isinstance(node, e.CmpOp) else f"{_HALVES[dtype][1]}({text})"
+
+    def visit_Min(self, node: e.Min) -> str:
+        dtype = node.dtype
+        if dtype not in _HALVES:
+            return super().visit_Min(node)
+        a, b = self.float_text(node.a, bare=True), self.float_text(node.b, bare=True)
+        return f"{_HALVES[dtype][1]}({self.min_max[type(node)]}({a}, {b}))"
+
+    visit_Max = visit_Min
+
+    def visit_Call(self, node: e.Call) -> str:
+        if not any(x.dtype in _HALVES for x in (node, *node.args)):
+            return super().visit_Call(node)
+        floats = tuple(e.Cast(DataType.FLOAT32, a) if a.dtype in _HALVES else a for a in node.args)
+        dtype = DataType.FLOAT32 if node.dtype in _HALVES else node.dtype
+        text = self.visit(e.Call(node.name, floats, dtype, node.call_type))
+        return f"{_HALVES[node.dtype][1]}({text})" if node.dtype in _HALVES else text
+
+    # ---- loops ---------------------------------------------------------------------------
+
+    def visit_For(self, node: s.For) -> None:
+        if node.bind_info is not None:
+            self.bound_loop(node)
+        elif node.for_type is s.ForType.VECTORIZED:
+            self.vector_loop(node)
+        else:
+            self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
+
+    def bound_loop(self, node: s.For) -> None:
+        """`const int v = threadIdx.x;` (+ min), guarded where the axis is longer."""
+        axis = node.bind_info.value
+        extent = _constant_extent(node, self.func)
+        value = axis
+        if not (isinstance(node.min, e.IntImm) and node.min.value == 0):
+            value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.expr(node.min)}"
+        if extent < self.launch[node.bind_info]:
+            with self.braced(f"if ({axis} < {extent})"):
+                self.bound_body(node, value)
+        else:
+            self.bound_body(node, value)
+
+    def bound_body(self, node: s.For, value: str) -> None:
+        name = self.names.declare(node.loop_var.name)
+        self.line(f"const {self.type_name(node.loop_var.dtype)} {name} = {value};")
+        with self.loop_scope(node):
+            self.statement(node.body)
+
+    def vector_loop(self, node: s.For) -> None:
+        plan = plan_vector_loop(node, self.loop_vars)
+        if plan is None:
+            self.serial_loop(node, unroll=True)
+            return
+        self._plan = plan
+        try:
+            with self.loop_scope(node):
+                self.statement(node.body)
+        finally:
+            self._plan = None
+
+    def visit_IfThenElse(self, node: s.IfThenElse) -> None:
+        if self._plan is not None and id(node) in self._plan.conditions:
+            self.if_then_else(node, self.expr(self._plan.conditions[id(node)]))
+        else:
+            super().visit_IfThenElse(node)
+
+    def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> None:
+        if self._plan is None or id(node) not in self._plan.realizes:
+            super().visit_ScheduleBlockRealize(node)
+            return
+        plan, self._plan = self._plan, None
+        try:
+            self.vector_realize(node, plan, plan.realizes[id(node)])
+        finally:
+            self._plan = plan
+
+    def vector_realize(
+        self, node: s.ScheduleBlockRealize, plan: VectorPlan, parts: RealizePlan
+    ) -> None:
+        """Vector loads, then the lanes computed one by one into lane arrays, then one
+        vector store per contiguous Store."""
+        lanes = plan.lanes
+        slots = []
+        for buffer, offset in parts.loads:
+            vec = f"cinn_vec<{self.type_name(self._arg_dtype(buffer))}, {lanes}>"
+            pointer = f"{self.names.lookup(buffer)} + {self.expr(offset)}"
+            name = self.names.fresh(f"{buffer}_vec")
+            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            slots.append(name)
+        stores = [x for x in _stores(node) if id(x) in parts.vector_stores]
+        locals_ = {}
+        for store in stores:
+            vec = f"cinn_vec<{self.type_name(store.tensor.dtype)}, {lanes}>"
+            locals_[id(store)] = self.names.fresh(f"{buffer_name(store.tensor)}_vec")
+            self.line(f"{vec} {locals_[id(store)]};")
+        with self.names.scope():
+            lane = self.names.declare(plan.lane.name)
+            self._lane_loads = {k: f"{slots[i]}.v[{lane}]" for k, i in parts.load_slots.items()}
+            self._lane_stores = {k: f"{name}.v[{lane}]" for k, name in locals_.items()}
+            self.line("#pragma unroll")
+            dtype = self.type_name(plan.lane.dtype)
+            try:
+                with self.braced(f"for ({dtype} {lane} = 0; {lane} < {lanes}; ++{lane})"):
+                    self.realize_body(node)
+            finally:
+                self._lane_loads, self._lane_stores = {}, {}
+        for store in stores:
+            vec = f"cinn_vec<{self.type_name(store.tensor.dtype)}, {lanes}>"
+            offset = self.expr(parts.vector_stores[id(store)])
+            pointer = f"{self.names.lookup(buffer_name(store.tensor))} + {offset}"
+            self.line(f"*reinterpret_cast<{vec}*>({pointer}) = {locals_[id(store)]};")
+
+    def replaced_accesses(self) -> set[int]:
+        return set(self._lane_loads) | set(self._lane_stores)
+
+    def visit_Load(self, node: e.Load) -> str:
+        return self._lane_loads.get(id(node)) or super().visit_Load(node)
+
+    def visit_Store(self, node: s.Store) -> None:
+        target = self._lane_stores.get(id(node))
+        if target is None:
+            super().visit_Store(node)
+        else:
+            self.line(f"{target} = {self.expr(node.value)};")
+
+    def _arg_dtype(self, buffer: str) -> DataType:
+        for arg in self.func.args:
+            if arg.name == buffer:
+                return arg.value.dtype
+        raise ValueError(f"buffer '{buffer}' is not an argument of {self.func.name}")
+
+
+def _rounded(node: e.FloatImm) -> float:
+    """A 16-bit float constant's value, rounded to its type (exact in float32)."""
+    if node.dtype is DataType.FLOAT16:
+        with np.errstate(over="ignore"):
+            return float(np.float16(node.value))
+    value = np.float32(node.value)
+    if not np.isfinite(value):
+        return float(value)
+    return float(bfloat16_to_float32(float32_to_bfloat16(np.array([value])))[0])
+
+
+def _stores(node: s.ScheduleBlockRealize) -> tuple[s.Store, ...]:
+    body = node.schedule_block.body
+    return body.stmts if isinstance(body, s.Block) else (body,)
+
+
+def _constant_extent(node: s.For, func: s.LoweredFunc) -> int:
+    if not isinstance(node.extent, e.IntImm):
+        raise ValueError(
+            f"{func.name}: loop {node.loop_var.name} bound to {node.bind_info.value} "
+            "needs a constant extent"
+        )
+    return node.extent.value
+
+
+class _LaunchDims(Visitor):
+    """The largest extent bound to each axis, and every dtype the function uses."""
+
+    def __init__(self, func: s.LoweredFunc) -> None:
+        self.func = func
+        self.dims = dict.fromkeys(AXES, 1)
+        self.dtypes: set[DataType] = {arg.value.dtype for arg in func.args}
+
+    def visit_For(self, node: s.For) -> None:
+        if node.bind_info is not None:
+            extent = _constant_extent(node, self.func)
+            self.dims[node.bind_info] = max(self.dims[node.bind_info], extent)
+        self.generic_visit(node)
+
+    def visit(self, node: e.IrNode) -> None:
+        if isinstance(node, e.Expr):
+            self.dtypes.add(node.dtype)
+        super().visit(node)
+
+
+def _render_kernel(
+    func: s.LoweredFunc, name: str, reserved: set[str]
+) -> tuple[str, KernelInfo, set[DataType]]:
+    """The kernel's text, its launch, and the dtypes it uses."""
+    found = _LaunchDims(func)
+    found.visit(func.body)
+    dims = found.dims
+    grid = tuple(dims[axis] for axis in AXES[:3])
+    block = tuple(dims[axis] for axis in AXES[3:])
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise ValueError(
+            f"{func.name}: block {block} has {threads} threads, more than CUDA's "
+            f"{MAX_THREADS_PER_BLOCK}"
+        )
+    names = CNames(reserved)
+    renderer = CudaRenderer(func, names, dims)
+    params = []
+    for arg in func.args:
+        c_name = names.declare(arg.name)
+        type_name = renderer.type_name(arg.value.dtype)
+        if isinstance(arg.value, e.Var):
+            params.append(f"const {type_name} {c_name}")
+        elif arg.io is s.ArgIO.INPUT:
+            params.append(f"const {type_name}* __restrict__ {c_name}")
+        else:
+            params.append(f"{type_name}* __restrict__ {c_name}")
+    renderer.statement(func.body)
+    head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
+    text = "\n".join([head, *renderer.lines, "}"])
+    return text, KernelInfo(name, grid, block, 0, tuple(func.args)), found.dtypes
+
+
+def generate_cuda(funcs: Sequence[s.LoweredFunc]) -> CudaSource:
+    """One CUDA source holding a kernel per function, and how to launch each.
+
+    Kernel names are the functions' names, sanitized and made unique in the source."""
+    reserved = set(CudaRenderer.reserved)
+    kernel_names = [c_identifier(func.name, reserved) for func in funcs]
+    texts, kernels, dtypes = [], [], set()
+    for func, name in zip(funcs, kernel_names, strict=True):
+        text, info, used = _render_kernel(func, name, reserved)
+        texts.append(text)
+        kernels.append(info)
+        dtypes |= used
+    includes = [f"#include <{_HALVES[d][2]}>" for d in _HALVES if d in dtypes]
+    parts = [
+        f"// CUDA C generated by cinn_py: {len(kernels)} kernel(s).",
+        *includes,
+        "",
+        runtime_header().rstrip(),
+        "",
+        "\n\n".join(texts),
+    ]
+    return CudaSource("\n".join(parts) + "\n", kernels)

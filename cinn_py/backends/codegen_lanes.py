@@ -1,0 +1,317 @@
+"""Which accesses of a vectorized loop are contiguous, and which conditions hold for all
+of its lanes alike: the proofs that let codegen turn a loop of L lanes into one vector
+load or store per buffer.
+
+A vectorized loop `for (v, 0, L)` may become vector accesses only where that is what
+the scalar loop means. `lane_form` writes an integer expression as `base + stride * v`
+with `base` free of `v` and a known multiple of some `m`, by structure: sums, products
+by constants, and `/` or `%` by a constant `C` where the lanes cannot cross a multiple
+of `C` (`stride * (L - 1) < gcd(m, C)`, with `base` provably non-negative, as C's
+truncating division needs). An access whose flat offset has stride 1 and a base that
+is a multiple of L touches L consecutive elements starting at an L-aligned offset:
+with 16-byte aligned buffers, one aligned vector access. A condition is uniform when
+it does not depend on the lane, or compares `base + v < n` (or `>=`) with `base` and
+`n` multiples of L.
+
+`plan_vector_loop` applies these proofs to a whole loop and says what to emit, or
+returns None when the loop must stay a scalar loop over its lanes (always correct).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cinn_py.backends.codegen_c import buffer_name, flat_index
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.simplify import bounds, simplify
+from cinn_py.ir.visitor import Mutator, Visitor, structural_key
+
+
+@dataclass(frozen=True)
+class LaneForm:
+    """`base + stride * lane` for every lane; `base` is a multiple of `multiple`
+    (0: `base` is 0)."""
+
+    base: e.Expr
+    stride: int
+    multiple: int
+
+
+class _Substitute(Mutator):
+    def __init__(self, mapping: Mapping[str, e.Expr]) -> None:
+        self.mapping = mapping
+
+    def visit_Var(self, node: e.Var) -> e.Expr:
+        return self.mapping.get(node.name, node)
+
+
+def substitute(node: e.Expr, mapping: Mapping[str, e.Expr]) -> e.Expr:
+    """`node` with each Var named in `mapping` replaced (no simplification)."""
+    return _Substitute(mapping).visit(node) if mapping else node
+
+
+class _Mentions(Visitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_Var(self, node: e.Var) -> None:
+        self.found = self.found or node.name == self.name
+
+
+def mentions(node: e.IrNode, name: str) -> bool:
+    finder = _Mentions(name)
+    finder.visit(node)
+    return finder.found
+
+
+def _non_negative(x: e.Expr) -> bool:
+    found = bounds(x)
+    return found is not None and found[0] >= 0
+
+
+def lane_form(x: e.Expr, lane: str, lanes: int) -> LaneForm | None:
+    """`x` as `base + stride * lane` over the lanes `0 <= lane < lanes`, or None when its
+    structure does not prove one."""
+    if isinstance(x, e.IntImm):
+        return LaneForm(x, 0, abs(x.value))
+    if isinstance(x, e.Var) and x.name == lane:
+        return LaneForm(e.IntImm(0, x.dtype), 1, 0)
+    if isinstance(x, (e.Add, e.Sub)):
+        a, b = lane_form(x.a, lane, lanes), lane_form(x.b, lane, lanes)
+        if a is None or b is None:
+            return None
+        sign = 1 if isinstance(x, e.Add) else -1
+        base = type(x)(a.base, b.base)
+        return LaneForm(base, a.stride + sign * b.stride, math.gcd(a.multiple, b.multiple))
+    if isinstance(x, e.Mul):
+        return _mul(x, lane, lanes)
+    if isinstance(x, e.Cast) and x.dtype.is_integer and x.value.dtype.is_integer:
+        # A widening index cast (flat offsets of large buffers are int64); index
+        # arithmetic is assumed not to overflow, as everywhere in the IR.
+        f = lane_form(x.value, lane, lanes)
+        if f is None or x.dtype.itemsize < x.value.dtype.itemsize:
+            return None
+        return LaneForm(e.Cast(x.dtype, f.base), f.stride, f.multiple)
+    if isinstance(x, (e.Div, e.Mod)) and isinstance(x.b, e.IntImm) and x.b.value > 0:
+        return _div_mod(x, lane, lanes)
+    return None if mentions(x, lane) else LaneForm(x, 0, 1)
+
+
+def _mul(x: e.Mul, lane: str, lanes: int) -> LaneForm | None:
+    a, b = lane_form(x.a, lane, lanes), lane_form(x.b, lane, lanes)
+    if a is None or b is None:
+        return None
+    for factor, other in ((x.b, a), (x.a, b)):
+        if isinstance(factor, e.IntImm):
+            k = factor.value
+            return LaneForm(other.base * factor, other.stride * k, other.multiple * abs(k))
+    if a.stride or b.stride:
+        return None
+    return LaneForm(e.Mul(a.base, b.base), 0, a.multiple * b.multiple)
+
+
+def _div_mod(x: e.Div | e.Mod, lane: str, lanes: int) -> LaneForm | None:
+    """Without the lane, exact whatever the sign: (c*k) / c == k, and (m*k) % c is a
+    multiple of gcd(m, c). With it: base % c is a multiple h of gcd(m, c), at most c - h,
+    so the lanes stay below the next multiple of c when stride * (lanes - 1) < h (and
+    base >= 0, where C's truncation is floor)."""
+    c = x.b.value
+    f = lane_form(x.a, lane, lanes)
+    if f is None:
+        return None
+    h = math.gcd(f.multiple, c)
+    if f.stride and (f.stride < 0 or f.stride * (lanes - 1) >= h or not _non_negative(f.base)):
+        return None
+    if isinstance(x, e.Div):
+        return LaneForm(e.Div(f.base, x.b), 0, f.multiple // c if f.multiple % c == 0 else 1)
+    return LaneForm(e.Mod(f.base, x.b), f.stride, h)
+
+
+def _divides(lanes: int, multiple: int) -> bool:
+    return multiple % lanes == 0
+
+
+def contiguous_base(offset: e.Expr, lane: str, lanes: int) -> e.Expr | None:
+    """The offset of lane 0 when `offset` is `base + lane` with `base` a multiple of
+    `lanes` (so the lanes are one aligned run), else None."""
+    for candidate in (simplify(offset), offset):
+        form = lane_form(candidate, lane, lanes)
+        if form is not None and form.stride == 1 and _divides(lanes, form.multiple):
+            return simplify(form.base)
+    return None
+
+
+def is_uniform(cond: e.Expr, lane: str, lanes: int) -> bool:
+    """Does `cond` have the same value for every lane?"""
+    if not mentions(cond, lane):
+        return True
+    if isinstance(cond, (e.And, e.Or)):
+        return is_uniform(cond.a, lane, lanes) and is_uniform(cond.b, lane, lanes)
+    if isinstance(cond, e.Not):
+        return is_uniform(cond.value, lane, lanes)
+    if not isinstance(cond, e.CmpOp):
+        return False
+    a, b = cond.a, cond.b
+    kind = type(cond)
+    if kind in (e.GT, e.LE):  # b < a, b >= a
+        a, b, kind = b, a, e.LT if kind is e.GT else e.GE
+    fa, fb = lane_form(a, lane, lanes), lane_form(b, lane, lanes)
+    if fa is not None and fb is not None and fa.stride == fb.stride == 0:
+        return True
+    if kind not in (e.LT, e.GE):
+        return False
+    if isinstance(a, e.Div) and isinstance(a.b, e.IntImm) and isinstance(b, e.IntImm):
+        # x / c < n  <=>  x < n * c  for x >= 0 and c > 0 (and likewise >=).
+        if a.b.value > 0 and _non_negative(a.a):
+            return is_uniform(kind(a.a, b * a.b), lane, lanes)
+    return (
+        fa is not None
+        and fb is not None
+        and fa.stride == 1
+        and fb.stride == 0
+        and _divides(lanes, fa.multiple)
+        and _divides(lanes, fb.multiple)
+    )
+
+
+@dataclass
+class RealizePlan:
+    """How one ScheduleBlockRealize of a vectorized loop renders: the stores that become
+    one vector store (by `id`, with the lane-0 offset) and the loads that become one
+    vector load each (their offsets, and which Load nodes read which)."""
+
+    vector_stores: dict[int, e.Expr] = field(default_factory=dict)
+    loads: list[tuple[str, e.Expr]] = field(default_factory=list)
+    load_slots: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class VectorPlan:
+    """A vectorized loop that renders as vector accesses: the conditions inside it at
+    lane 0 (by `id` of their IfThenElse) and a plan per realize (by `id`)."""
+
+    lane: e.Var
+    lanes: int
+    conditions: dict[int, e.Expr] = field(default_factory=dict)
+    realizes: dict[int, RealizePlan] = field(default_factory=dict)
+
+
+class _NotVectorizable(Exception):
+    """The loop's body holds something a vector rendering cannot keep the meaning of."""
+
+
+class _Accesses(Visitor):
+    """The buffers a statement reads and writes, by name."""
+
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.writes: list[str] = []
+
+    def visit_Load(self, node: e.Load) -> None:
+        self.reads.add(buffer_name(node.tensor))
+        self.generic_visit(node)
+
+    def visit_Store(self, node: s.Store) -> None:
+        self.writes.append(buffer_name(node.tensor))
+        self.generic_visit(node)
+
+
+def _unconditional_loads(x: e.Expr, out: list[e.Load]) -> None:
+    """The Loads of `x` that every evaluation of `x` performs (not those under a
+    Select's branches or the right side of `&&` / `||`, nor inside another Load's
+    indices, which stay scalar)."""
+    if isinstance(x, e.Load):
+        out.append(x)
+        return
+    if isinstance(x, e.Select):
+        _unconditional_loads(x.condition, out)
+        return
+    if isinstance(x, (e.And, e.Or)):
+        _unconditional_loads(x.a, out)
+        return
+    for value in x.field_values():
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            if isinstance(item, e.Expr):
+                _unconditional_loads(item, out)
+
+
+class _Planner:
+    def __init__(self, loop: s.For, loop_vars: Mapping[str, e.Var]) -> None:
+        self.lane = loop.loop_var.name
+        self.lanes = loop.extent.value
+        lane_var = e.Var(self.lane, loop.loop_var.dtype, 0, self.lanes)
+        self.known: dict[str, e.Expr] = {**loop_vars, self.lane: lane_var}
+        self.plan = VectorPlan(lane_var, self.lanes)
+
+    def stmt(self, node: e.IrNode, mapping: dict[str, e.Expr]) -> None:
+        if isinstance(node, s.Block):
+            for child in node.stmts:
+                self.stmt(child, mapping)
+        elif isinstance(node, s.IfThenElse):
+            cond = substitute(node.condition, mapping)
+            if not is_uniform(cond, self.lane, self.lanes):
+                raise _NotVectorizable
+            zero = e.IntImm(0, self.plan.lane.dtype)
+            self.plan.conditions[id(node)] = simplify(substitute(cond, {self.lane: zero}))
+            self.stmt(node.true_case, mapping)
+            if node.false_case is not None:
+                self.stmt(node.false_case, mapping)
+        elif isinstance(node, s.ScheduleBlockRealize):
+            self.realize(node, mapping)
+        else:
+            raise _NotVectorizable
+
+    def realize(self, node: s.ScheduleBlockRealize, mapping: dict[str, e.Expr]) -> None:
+        block = node.schedule_block
+        inner = dict(mapping)
+        for var, value in zip(block.iter_vars, node.iter_values, strict=True):
+            inner[var.name] = substitute(value, mapping)
+        body = block.body
+        stores = body.stmts if isinstance(body, s.Block) else (body,)
+        if not all(isinstance(x, s.Store) for x in stores):
+            raise _NotVectorizable
+        plan = RealizePlan()
+        slots: dict[tuple, int] = {}
+        for store in stores:
+            base = self.contiguous(store, inner)
+            if base is not None:
+                plan.vector_stores[id(store)] = base
+            loads: list[e.Load] = []
+            _unconditional_loads(store.value, loads)
+            for load in loads:
+                base = self.contiguous(load, inner)
+                if base is None:
+                    continue
+                key = (buffer_name(load.tensor), structural_key(base))
+                if key not in slots:
+                    slots[key] = len(plan.loads)
+                    plan.loads.append((buffer_name(load.tensor), base))
+                plan.load_slots[id(load)] = slots[key]
+        self.plan.realizes[id(node)] = plan
+
+    def contiguous(self, node: e.Load | s.Store, mapping: dict[str, e.Expr]) -> e.Expr | None:
+        offset = substitute(flat_index(node.tensor, node.indices), mapping)
+        return contiguous_base(offset, self.lane, self.lanes)
+
+
+def plan_vector_loop(loop: s.For, loop_vars: Mapping[str, e.Var]) -> VectorPlan | None:
+    """The vector rendering of vectorized loop `loop`, or None where it must stay
+    scalar. `loop_vars` are the enclosing loops' variables with their ranges as bounds
+    (what proves index expressions non-negative)."""
+    if not (isinstance(loop.min, e.IntImm) and loop.min.value == 0) or loop.extent.value < 2:
+        return None
+    accesses = _Accesses()
+    accesses.visit(loop.body)
+    if accesses.reads & set(accesses.writes) or len(set(accesses.writes)) < len(accesses.writes):
+        return None
+    planner = _Planner(loop, loop_vars)
+    try:
+        planner.stmt(loop.body, dict(planner.known))
+    except _NotVectorizable:
+        return None
+    return planner.plan

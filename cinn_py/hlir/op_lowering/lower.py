@@ -1,0 +1,294 @@
+"""Group lowering: a FUSED group's ops become one LoweredFunc of loop nests.
+
+Every op's result is a Compute built from its operands' Computes (`compute.py`). With
+`inline=True` intermediates stay Computes, so each consumer recomputes its producers'
+expressions and only the group's outputs are stored: one loop nest per output, whose
+schedule block writes the output buffer from loads of the input buffers. With
+`inline=False` every tensor an op produces is stored (intermediates in temp buffers)
+and read back by its consumers, which is the form `compute_inline` undoes.
+
+    serial for (i_0, 0, 64)
+    {
+      serial for (i_1, 0, 128)
+      {
+        ScheduleBlock(var_3)
+        {
+          i0_0, i1_0 = axis.bind(i_0, i_1)
+          read_buffers(var_0[i0_0(0:64), i1_0(0:128)], var_1[i0_0(0:64), i1_0(0:128)])
+          write_buffers(var_3[i0_0(0:64), i1_0(0:128)])
+          var_3[i0_0, i1_0] = ...
+        }
+      }
+    }
+
+Names: buffers are `var_<N>` after the value's printed number (`NameTable`); loop vars
+`i_<n>` numbered through the function; iter vars `i<dim>_<nest>`. Indices are int32
+unless some tensor of the group has 2**31 elements or more (then int64 throughout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cinn_py.errors import ShapeError, UnsupportedOpError
+from cinn_py.hlir.group import Group
+from cinn_py.hlir.naming import NameTable, sanitize_identifier
+from cinn_py.hlir.op_lowering.compute import Compute, Lowered, placeholder
+from cinn_py.hlir.op_lowering.context import LowerContext
+from cinn_py.hlir.op_lowering.registry import LOWERINGS, unfolded_operands
+from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
+from cinn_py.ir.simplify import bounds
+from cinn_py.ir.stmt import (
+    ArgIO,
+    Argument,
+    Block,
+    BufferRange,
+    For,
+    ForType,
+    LoweredFunc,
+    ScheduleBlock,
+    ScheduleBlockRealize,
+    Stmt,
+    Store,
+)
+from cinn_py.ir.visitor import Visitor
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.operation import Operation
+from cinn_py.pir.types import DYNAMIC, DenseTensorType, VectorType
+from cinn_py.pir.value import Value
+
+INT32_LIMIT = 2**31
+
+
+def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> LoweredFunc:
+    """The LoweredFunc `fn_<group name>` computing `group`: arguments are its inputs,
+    then its outputs (`var_<N>` buffers); the body is the root schedule block holding
+    one loop nest per stored tensor, in program order.
+
+    Raises UnsupportedOpError for an op without a lowering (or with a mutable-attribute
+    operand that was not folded) and ShapeError for a dynamic (-1) dim."""
+    for op in group.ops:
+        _check_lowerable(op)
+    _check_static(group, names)
+    index_dtype = _index_dtype(group)
+
+    values: dict[int, Lowered] = {}
+    args: list[Argument] = []
+    for value in group.inputs:
+        buffer = _buffer(names, value)
+        args.append(Argument(buffer, ArgIO.INPUT))
+        values[id(value)] = placeholder(buffer)
+    out_buffers = {id(v): _buffer(names, v) for v in group.outputs}
+    args.extend(Argument(out_buffers[id(v)], ArgIO.OUTPUT) for v in group.outputs)
+
+    nests = _NestBuilder(index_dtype)
+    temps: list[Buffer] = []
+    for op in group.ops:
+        operands = [_operand(values, group, op, v) for v in op.operand_values()]
+        results = LOWERINGS[op.name].lower(LowerContext(op, operands, index_dtype))
+        per_result = [results] if op.num_results == 1 else list(results)
+        for value, lowered in zip(op.results, per_result, strict=True):
+            _check_result(op, value, lowered)
+            values[id(value)] = lowered
+            if not isinstance(lowered, Compute) or not _stored(value, group, inline):
+                continue
+            buffer = out_buffers.get(id(value))
+            if buffer is None:
+                buffer = _buffer(names, value)
+                temps.append(buffer)
+            nests.add(lowered, buffer)
+            if not inline:
+                values[id(value)] = placeholder(buffer)
+
+    root = ScheduleBlock((), (), (), "root", Block(nests.stmts))
+    name = sanitize_identifier(f"fn_{group.name}")
+    return LoweredFunc(name, args, ScheduleBlockRealize((), root), temps)
+
+
+# ---- checks --------------------------------------------------------------------------
+
+
+def _check_lowerable(op: Operation) -> None:
+    lowering = LOWERINGS.get(op.name)
+    if lowering is None:
+        raise UnsupportedOpError(op.name, op.where(), "has no lowering")
+    unfolded = unfolded_operands(op)
+    if unfolded:
+        raise UnsupportedOpError(
+            op.name,
+            op.where(),
+            f"has operand(s) {', '.join(unfolded)} computed at run time; lowering needs "
+            "them folded into attributes",
+        )
+    if not lowering.accepts(op):
+        raise UnsupportedOpError(op.name, op.where(), "has no lowering for these dtypes")
+
+
+def _tensor_types(value: Value) -> list[DenseTensorType]:
+    type_ = value.type
+    types = type_.types if isinstance(type_, VectorType) else (type_,)
+    return [t for t in types if isinstance(t, DenseTensorType)]
+
+
+def _check_static(group: Group, names: NameTable) -> None:
+    for value in group.inputs:
+        for type_ in _tensor_types(value):
+            if DYNAMIC in type_.dims:
+                raise ShapeError(
+                    f"{group.name}: input {names.printed(value)} has dynamic dims "
+                    f"{list(type_.dims)}; lowering needs static shapes"
+                )
+    for op in group.ops:
+        for value in op.results:
+            for type_ in _tensor_types(value):
+                if DYNAMIC in type_.dims:
+                    raise ShapeError(
+                        f"{op.name} ({op.where()}): result {names.printed(value)} has dynamic "
+                        f"dims {list(type_.dims)}; lowering needs static shapes"
+                    )
+
+
+def _index_dtype(group: Group) -> DataType:
+    values = list(group.inputs) + [v for op in group.ops for v in op.results]
+    for value in values:
+        for type_ in _tensor_types(value):
+            size = 1
+            for d in type_.dims:
+                size *= d
+            if size >= INT32_LIMIT:
+                return DataType.INT64
+    return DataType.INT32
+
+
+def _operand(
+    values: dict[int, Lowered], group: Group, op: Operation, value: Value | None
+) -> Lowered | None:
+    if value is None:
+        return None
+    lowered = values.get(id(value))
+    if lowered is None:
+        raise UnsupportedOpError(
+            op.name,
+            op.where(),
+            f"reads {value!r}, which is neither an input of {group.name} nor computed before it",
+        )
+    return lowered
+
+
+def _check_result(op: Operation, value: Value, lowered: Lowered) -> None:
+    """The lowering must produce the declared type: a wrong one is a lowering bug."""
+    types = _tensor_types(value)
+    computes = [lowered] if isinstance(lowered, Compute) else list(lowered)
+    got = [(c.dtype, c.shape) for c in computes]
+    want = [(t.data_type, t.dims) for t in types]
+    if got != want:
+        raise ShapeError(f"{op.name} ({op.where()}): lowered to {got}, the program declares {want}")
+
+
+def _stored(value: Value, group: Group, inline: bool) -> bool:
+    if any(value is v for v in group.outputs):
+        return True
+    if inline:
+        return False
+    return not value.use_empty()
+
+
+def _buffer(names: NameTable, value: Value) -> Buffer:
+    type_ = value.type
+    if not isinstance(type_, DenseTensorType):
+        op = value.defining_op
+        raise UnsupportedOpError(
+            op.name if op is not None else "<argument>",
+            op.where() if op is not None else names.printed(value),
+            f"gives {names.printed(value)}, a Tensor[], as a group input or output; "
+            "only tensors cross a group's boundary",
+        )
+    return Buffer(names.buffer(value), type_.data_type, type_.dims)
+
+
+# ---- loop nests ------------------------------------------------------------------------
+
+
+class _NestBuilder:
+    """One loop nest per stored tensor, with names unique in the function."""
+
+    def __init__(self, index_dtype: DataType) -> None:
+        self.index_dtype = index_dtype
+        self.stmts: list[Stmt] = []
+        self.loops = 0
+
+    def add(self, compute: Compute, buffer: Buffer) -> None:
+        if compute.size == 0:
+            return  # an empty tensor: nothing to compute
+        nest = len(self.stmts)
+        dtype = self.index_dtype
+        loop_vars, iter_vars = [], []
+        for dim, extent in enumerate(compute.shape):
+            loop_vars.append(Var(f"i_{self.loops}", dtype, 0, extent))
+            iter_vars.append(Var(f"i{dim}_{nest}", dtype, 0, extent))
+            self.loops += 1
+        # Dims of extent 1 are read at the constant 0, so no index keeps a var there.
+        at = [
+            IntImm(0, dtype) if e == 1 else v for e, v in zip(compute.shape, iter_vars, strict=True)
+        ]
+        value = compute(at)
+        reads = read_regions(value, iter_vars)
+        writes = [BufferRange(buffer, iter_vars)]
+        block = ScheduleBlock(
+            iter_vars, reads, writes, buffer.name, Store(buffer, value, iter_vars)
+        )
+        stmt: Stmt = ScheduleBlockRealize(loop_vars, block)
+        for var, extent in zip(reversed(loop_vars), reversed(compute.shape), strict=True):
+            stmt = For(var, 0, extent, ForType.SERIAL, Block([stmt]))
+        self.stmts.append(stmt)
+
+
+class _Loads(Visitor):
+    """Every Load in an expression DAG, each shared node visited once."""
+
+    def __init__(self) -> None:
+        self.loads: list[Load] = []
+        self.seen: set[int] = set()
+
+    def visit(self, node: object) -> None:
+        if id(node) in self.seen:
+            return
+        self.seen.add(id(node))
+        if isinstance(node, Load):
+            self.loads.append(node)
+        super().visit(node)
+
+
+def read_regions(value: Expr, iter_vars: Sequence[Var]) -> list[BufferRange]:
+    """The regions of each buffer `value` loads, in first-load order: per dim, the iter
+    var when every load indexes that dim by it, else a var spanning the indices'
+    constant bounds (the whole dim when they are unknown)."""
+    finder = _Loads()
+    finder.visit(value)
+    by_buffer: dict[str, tuple[Buffer, list[Load]]] = {}
+    for load in finder.loads:
+        by_buffer.setdefault(load.tensor.name, (load.tensor, []))[1].append(load)
+    regions = []
+    for buffer, loads in by_buffer.values():
+        ranges = []
+        for dim, extent in enumerate(buffer.shape):
+            indices = [load.indices[dim] for load in loads]
+            first = indices[0]
+            if isinstance(first, Var) and all(i is first for i in indices):
+                ranges.append(first)
+                continue
+            ranges.append(_span(f"{buffer.name}_d{dim}", indices, int(extent.value), first.dtype))
+        regions.append(BufferRange(buffer, ranges))
+    return regions
+
+
+def _span(name: str, indices: Sequence[Expr], extent: int, dtype: DataType) -> Var:
+    low, high = extent, -1
+    for index in indices:
+        b = bounds(index)
+        lo, hi = (0, extent - 1) if b is None else b
+        low, high = min(low, lo), max(high, hi)
+    low, high = max(low, 0), min(high, extent - 1)
+    if low > high:
+        low, high = 0, extent - 1
+    return Var(name, dtype, low, high + 1)

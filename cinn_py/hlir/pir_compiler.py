@@ -1,0 +1,404 @@
+"""PIRCompiler: a program to a RuntimeProgram, through every stage of the compiler.
+
+    scope = BuildScope("cuda-emu", program)
+    runtime_program = PIRCompiler(program, "cuda-emu", scope).build()
+    runtime_program.execute()
+
+The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP_DIR`:
+
+    passes      on a clone (the caller's program is never changed; values keep their
+                printed numbers, so `%N` of the caller's program is `var_N` in every
+                later stage): fold_mutable_attributes and dead_code_elimination, then
+                `specialize_shapes` (-1 dims from `feed_shapes`, every type re-inferred,
+                which also repairs Paddle's wrong matmul types)
+    grouping    `hlir.grouping.group_program`, unless `build(groups)` is given groups
+    lowering    `op_lowering.lower_group` for each FUSED group
+    scheduling  `group_schedule.auto_schedule` (bound guards included)
+    codegen     `codegen_cuda.generate_cuda`: every fused group's kernel (`fn_<group>`)
+                in one self-contained translation unit
+    compile     g++ (cuda-emu) or NVRTC + module load (cuda): one run, cached on disk;
+                when it fails, each group is compiled alone to name the one at fault
+
+A program with -1 dims needs `feed_shapes` for them. LIBRARY groups, and computing ops in no group, run by their reference kernels
+(`runtime.library`); glue ops become aliases in the storage plan (`runtime.storage`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from typing import Any
+
+from cinn_py.backends import cuda_emu, cuda_module, nvrtc
+from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
+from cinn_py.dump import DumpDir, program_label
+from cinn_py.errors import CompileError
+from cinn_py.hlir.group import Group, GroupKind
+from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, group_program
+from cinn_py.hlir.naming import NameTable
+from cinn_py.hlir.op_lowering import lower_group
+from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.printer import print_ir
+from cinn_py.ir.stmt import ArgIO, LoweredFunc
+from cinn_py.pir.passes import PassManager
+from cinn_py.pir.passes.infer_shapes import specialize_shapes
+from cinn_py.pir.printer import ValueNames, print_op
+from cinn_py.pir.program import Program
+from cinn_py.pir.value import Value
+from cinn_py.runtime.device import gpu_facts
+from cinn_py.runtime.feeds import check_array, to_array
+from cinn_py.runtime.instruction import Instruction
+from cinn_py.runtime.library import LibraryInstruction
+from cinn_py.runtime.runtime_program import RuntimeProgram, Step
+from cinn_py.runtime.scope import Scope, check_target
+from cinn_py.runtime.storage import StoragePlan, plan_storage
+
+STAGES = ("passes", "grouping", "lowering", "scheduling", "codegen", "compile")
+UNTIL = ("grouping", "lowered", "scheduled", "codegen")
+"""Where `PIRCompiler.stages` may stop."""
+
+
+@dataclass
+class FusedKernel:
+    """One FUSED group and what each stage made of it."""
+
+    group: Group
+    lowered: LoweredFunc | None = None
+    scheduled: ScheduleResult | None = None
+
+
+@dataclass
+class Stages:
+    """The program as compiled, its groups, and the fused groups' stage results."""
+
+    program: Program
+    groups: list[Group]
+    names: NameTable
+    fused: list[FusedKernel] = field(default_factory=list)
+    source: CudaSource | None = None
+    """Every fused group's kernel in one translation unit (None without fused groups)."""
+
+
+class PIRCompiler:
+    """Compiles `program` for `target` ("cuda" or "cuda-emu") into a RuntimeProgram over
+    `scope` (a new one when None). `feed_shapes` resolves -1 dims; `arch` overrides the
+    GPU arch NVRTC builds for."""
+
+    def __init__(
+        self,
+        program: Program,
+        target: str,
+        scope: Scope | None = None,
+        *,
+        feed_shapes: Mapping[str, Sequence[int]] | None = None,
+        arch: str | None = None,
+    ) -> None:
+        self.program = program
+        self.target = check_target(target)
+        self.scope = scope
+        self.feed_shapes = dict(feed_shapes or {})
+        """Shapes for the feeds' -1 dims, by feed name (a program with none needs none)."""
+        self.arch = arch
+        self.timings: dict[str, float] = {}
+        self._dump = DumpDir(None)
+
+    # ---- the stages ----------------------------------------------------------------------
+
+    def stages(self, groups: Sequence[Group] | None = None, until: str = "codegen") -> Stages:
+        """Run the stages up to `until` ("grouping", "lowered", "scheduled", "codegen").
+        With `groups`, the program is taken as it is (no passes: the groups hold its ops)."""
+        if until not in UNTIL:
+            raise ValueError(f"until must be one of {UNTIL}, got {until!r}")
+        self._dump = DumpDir.start(program_label(self.program.source))
+        if groups is None:
+            with self._timed("passes"):
+                program = numbered_clone(self.program)
+                folder = self._dump.folder
+                manager = PassManager(dump_dir=None if folder is None else str(folder))
+                program = specialize_shapes(manager.run(program), self.feed_shapes)
+                self._dump.write(
+                    f"{len(manager.passes) + 1:02d}_specialize_shapes.pir", str(program)
+                )
+            with self._timed("grouping"):
+                groups = group_program(program)
+        else:
+            program = self.program
+        names = NameTable(program)
+        self._dump.write("groups.txt", "\n".join(describe_group(g, program) for g in groups))
+        result = Stages(program, list(groups), names)
+        result.fused = [FusedKernel(g) for g in groups if g.kind is GroupKind.FUSED]
+        if until == "grouping":
+            return result
+        with self._timed("lowering"):
+            for kernel in result.fused:
+                kernel.lowered = lower_group(kernel.group, names)
+                self._dump.write(f"{kernel.group.name}.lowered.ir", print_ir(kernel.lowered))
+        if until == "lowered":
+            return result
+        target_info = self.target_info()
+        with self._timed("scheduling"):
+            for kernel in result.fused:
+                kernel.scheduled = auto_schedule(kernel.lowered, target_info)
+                self._dump.write(
+                    f"{kernel.group.name}.scheduled.ir", print_ir(kernel.scheduled.func)
+                )
+                self._dump.write(f"{kernel.group.name}.trace.txt", str(kernel.scheduled.trace))
+        if until == "scheduled":
+            return result
+        with self._timed("codegen"):
+            if result.fused:
+                result.source = generate_cuda([k.scheduled.func for k in result.fused])
+                self._dump.write("kernels.cu", result.source.source)
+        if self._dump.enabled:
+            for kernel in result.fused:
+                self._dump.write(f"{kernel.group.name}.cu", group_source(kernel).source)
+        return result
+
+    def build(self, groups: Sequence[Group] | None = None) -> RuntimeProgram:
+        """Every stage, then the instructions: kernels for FUSED groups, reference kernels
+        for the rest, in an order where each follows what it reads."""
+        start = time.perf_counter()
+        self.timings.clear()
+        stages = self.stages(groups)
+        plan = plan_storage(stages.program, stages.groups, stages.names)
+        with self._timed("compile"):
+            module = self._compile(stages)
+        kernels = {} if stages.source is None else {k.name: k for k in stages.source.kernels}
+        steps: list[Step] = []
+        for group in ordered_groups(stages.program, stages.groups):
+            if group.kind is GroupKind.FUSED:
+                info = kernels.get(kernel_name(group))
+                if info is None:
+                    raise CompileError(f"codegen made no kernel {kernel_name(group)}")
+                steps.append(_kernel_step(group, info, module, plan, stages.names))
+            else:
+                steps.extend(_library_steps(group, plan))
+        scope = self._bind_scope(plan, stages.program)
+        self.timings["total"] = time.perf_counter() - start
+        self._dump.write("timings.txt", format_timings(self.timings))
+        return RuntimeProgram(
+            steps,
+            scope,
+            stages.program,
+            stages.groups,
+            "" if stages.source is None else stages.source.source,
+            plan,
+            dict(self.timings),
+        )
+
+    def target_info(self) -> TargetInfo:
+        """What the scheduler targets: the emulator, or the GPU here (an H100's numbers
+        where there is none, so `cinn-py ir` works anywhere)."""
+        if self.target == "cuda-emu":
+            return TargetInfo.cuda_emu()
+        facts = gpu_facts()
+        if facts is None:
+            return TargetInfo.cuda(self.arch or nvrtc.DEFAULT_ARCH)
+        return TargetInfo.cuda(self.arch or facts.arch, facts.sm_count)
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    @contextmanager
+    def _timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
+
+    def _compile(self, stages: Stages) -> Any:
+        """The loaded module of the translation unit: one g++ or NVRTC run, whose fixed
+        cost (parsing the headers: about 0.5 s for g++) dominates; per-group units were
+        3 to 6 times slower to build cold. Cached on disk by source."""
+        if stages.source is None:
+            return None
+        try:
+            built = self._compile_source(stages.source.source, "kernels.cu")
+        except CompileError as error:
+            self._dump.write("kernels.log", error.log)
+            raise self._blame(stages.fused, error) from error
+        return built if self.target == "cuda-emu" else cuda_module.load(built)
+
+    def _compile_source(self, source: str, name: str) -> Any:
+        """An EmuModule (cuda-emu) or a CUBIN for the GPU here (cuda)."""
+        if self.target == "cuda-emu":
+            return cuda_emu.compile(source)
+        arch = self.arch or cuda_module.pick_arch(cuda_module.device_arch())
+        return nvrtc.compile(source, arch, name=name)
+
+    def _blame(self, fused: Sequence[FusedKernel], error: CompileError) -> CompileError:
+        """The error of the first group whose own source fails the same compiler, naming
+        the group and its ops; the unit's error where every group compiles alone."""
+        for kernel in fused:
+            name = kernel.group.name
+            try:
+                self._compile_source(group_source(kernel).source, f"{name}.cu")
+            except CompileError as own:
+                self._dump.write(f"{name}.log", own.log)
+                message = str(own)
+                if own.log and message.endswith(own.log):
+                    message = message[: -len(own.log)].rstrip()
+                ops = ", ".join(op.name for op in kernel.group.ops)
+                return CompileError(f"{name} ({ops}): {message}", log=own.log, source=own.source)
+        return error
+
+    def _bind_scope(self, plan: StoragePlan, program: Program) -> Scope:
+        """The scope with exactly the planned variables; parameters not yet filled are
+        filled from the program's own arrays."""
+        scope = self.scope if self.scope is not None else Scope(self.target)
+        for name, type_ in plan.variables.items():
+            scope.var(name, type_)
+        scope.keep_only(plan.variables)
+        for parameter, variables in plan.parameters.items():
+            array = program.parameters.get(parameter)
+            for name in variables:
+                variable = scope[name]
+                if array is not None and not variable.allocated:
+                    variable.set(check_array(parameter, to_array(parameter, array), variable.type))
+        self.scope = scope
+        return scope
+
+
+def numbered_clone(program: Program, outputs: Sequence[Value] | None = None) -> Program:
+    """A clone of `program` whose values keep the numbers they print with in `program`,
+    so passes that remove values do not renumber the rest, with `outputs` (default: the
+    program's) pinned as the clone's outputs."""
+    names = ValueNames(program)
+    copy = program.clone()
+    mapping: dict[int, Value] = {}
+    for old, new in zip(program.block, copy.block, strict=True):
+        for old_result, new_result in zip(old.results, new.results, strict=True):
+            new_result.id_hint = names.number(old_result)
+            mapping[id(old_result)] = new_result
+    wanted = program.outputs() if outputs is None else outputs
+    copy.pinned_outputs = [mapping[id(v)] for v in wanted]
+    return copy
+
+
+def ordered_groups(program: Program, groups: Sequence[Group]) -> list[Group]:
+    """`groups` plus a LIBRARY group for each computing op in none, ordered so that every
+    group follows the groups it reads from (through glue ops too); ties keep program
+    order. `group_program`'s order already is one; given groups need not be."""
+    grouped = {id(op) for g in groups for op in g.ops}
+    units = list(groups)
+    for index, op in enumerate(program.block):
+        if id(op) not in grouped and op.name not in GLUE_OPS | VECTOR_OPS:
+            units.append(Group(f"library_{index}", GroupKind.LIBRARY, [op]))
+    position = {id(op): i for i, op in enumerate(program.block)}
+    owner = {id(op): i for i, g in enumerate(units) for op in g.ops}
+    memo: dict[int, set[int]] = {}
+
+    def producers(value: Value) -> set[int]:
+        op = value.defining_op
+        if op is None:
+            return set()
+        if id(op) in owner:
+            return {owner[id(op)]}
+        if id(op) not in memo:
+            memo[id(op)] = set().union(*(producers(v) for v in op.operand_values() if v), set())
+        return memo[id(op)]
+
+    preds = [
+        {p for op in g.ops for v in op.operand_values() if v for p in producers(v)} - {i}
+        for i, g in enumerate(units)
+    ]
+    users: list[list[int]] = [[] for _ in units]
+    for i, before in enumerate(preds):
+        for p in before:
+            users[p].append(i)
+    waiting = [len(p) for p in preds]
+    ready: list[tuple[int, int]] = []
+    for i, g in enumerate(units):
+        if not waiting[i]:
+            heappush(ready, (min(position[id(op)] for op in g.ops), i))
+    order: list[Group] = []
+    while ready:
+        _, i = heappop(ready)
+        order.append(units[i])
+        for user in users[i]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                heappush(ready, (min(position[id(op)] for op in units[user].ops), user))
+    if len(order) != len(units):
+        stuck = [units[i].name for i in range(len(units)) if waiting[i]]
+        raise CompileError(f"the groups depend on each other in a cycle: {', '.join(stuck)}")
+    return order
+
+
+def kernel_name(group: Group) -> str:
+    """The name of a FUSED group's function and kernel: `fn_<group>`."""
+    return f"fn_{group.name}"
+
+
+def group_source(kernel: FusedKernel) -> CudaSource:
+    """A self-contained source of one group's kernel (dumps, `cinn-py dump-cuda -o`)."""
+    return generate_cuda([kernel.scheduled.func])
+
+
+def _kernel_step(
+    group: Group, info: KernelInfo, module: Any, plan: StoragePlan, names: NameTable
+) -> Instruction:
+    """The launch of a group's kernel, each parameter bound to its value's variable."""
+    by_buffer = {names.buffer(v): v for v in [*group.inputs, *group.outputs]}
+    args, outputs = [], []
+    for arg in info.args:
+        value = by_buffer.get(arg.name)
+        if value is None:
+            raise CompileError(
+                f"kernel {info.name} of {group.name} has the parameter '{arg.name}', "
+                "which is none of the group's inputs or outputs"
+            )
+        variable = plan.tensor(value, f"kernel {info.name}")
+        args.append(variable)
+        if arg.io is ArgIO.OUTPUT:
+            outputs.append(variable)
+    grid, block = tuple(info.grid), tuple(info.block)
+    return Instruction(
+        group.name,
+        module,
+        info.name,
+        grid,
+        block,
+        int(info.shared_mem),
+        tuple(args),
+        tuple(outputs),
+    )
+
+
+def _library_steps(group: Group, plan: StoragePlan) -> list[LibraryInstruction]:
+    steps = []
+    for op in group.ops:
+        operands = [None if v is None else plan.of(v, op.name) for v in op.operand_values()]
+        steps.append(
+            LibraryInstruction(group.name, op, operands, [plan.get(r) for r in op.results])
+        )
+    return steps
+
+
+def describe_group(group: Group, program: Program) -> str:
+    """A group as text: its name, kind, inputs and outputs, then its ops as printed."""
+    names = ValueNames(program)
+    inputs = ", ".join(names(v) for v in group.inputs) or "-"
+    outputs = ", ".join(names(v) for v in group.outputs) or "-"
+    lines = [f"{group.name} ({group.kind.value}): inputs {inputs}; outputs {outputs}"]
+    lines.extend("    " + print_op(op, names, program.text_style) for op in group.ops)
+    return "\n".join(lines) + "\n"
+
+
+def group_heading(group: Group, program: Program) -> str:
+    """`// group_0 (fused): pd_op.relu, pd_op.multiply` and its inputs and outputs."""
+    names = ValueNames(program)
+    ops = ", ".join(op.name for op in group.ops)
+    inputs = ", ".join(names(v) for v in group.inputs) or "-"
+    outputs = ", ".join(names(v) for v in group.outputs) or "-"
+    return f"// {group.name} ({group.kind.value}): {ops}\n// inputs {inputs}; outputs {outputs}\n"
+
+
+def format_timings(timings: dict[str, float]) -> str:
+    """One `stage seconds` line per stage, in pipeline order."""
+    order = [*STAGES, *(k for k in timings if k not in STAGES)]
+    return "".join(f"{stage} {timings[stage]:.6f}\n" for stage in order if stage in timings)

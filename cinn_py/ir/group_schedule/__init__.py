@@ -1,0 +1,8 @@
+"""Group scheduling: the target's facts, launch configurations, and the auto-scheduler
+that turns a lowered elementwise / broadcast / injective function into one ready for
+codegen. See docs/AUTO_SCHEDULE.md."""
+
+from cinn_py.ir.group_schedule.auto_schedule import ScheduleResult, auto_schedule
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+
+__all__ = ["ScheduleResult", "TargetInfo", "auto_schedule"]

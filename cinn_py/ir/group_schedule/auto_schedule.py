@@ -1,0 +1,250 @@
+"""The auto-scheduler of elementwise, broadcast and injective groups.
+
+Every block of such a group computes one output element per iteration of its loop
+nest, independently of the others, so one flat schedule fits them all: fuse the nest
+into one loop over the output in row-major order, cut it into vectors of 16 bytes, and
+deal the vectors out to threads, blocks and grid-stride steps:
+
+    serial for (i_0, 0, 64) serial for (i_1, 0, 128)          # 64x128 float32
+ -> fuse     i_0_i_1_fused (8192)
+ -> split    [blocks 8, threads 256, lanes 4]
+ -> bind     blockIdx.x, threadIdx.x; vectorize[4]
+    (with a grid-stride loop: split [steps, blocks, threads, lanes], then reorder to
+     blocks, threads, steps, lanes, so the bound loops are outermost)
+
+A function is one kernel, so every block shares one launch: the configuration comes
+from the block with the most vectors (`launch_config.choose_launch`), the others are
+split by the same block and thread counts (and their own steps and lanes), and the
+bound guard pass cuts the iterations a smaller block does not have. A 0-D block has no
+loop to bind: in a function that binds any, it is wrapped in unit loops bound to those
+axes, so that codegen runs it in thread 0 of block 0 only.
+
+Transposes and other injective blocks whose loads do not follow the output's innermost
+dimension stay on this flat schedule (coalesced stores, strided loads): a
+shared-memory tile needs cache_read into shared memory and barrier insertion, which the
+schedule does not have yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.bound_guards import insert_bound_guards
+from cinn_py.ir.expr import IntImm, Reduce, Var
+from cinn_py.ir.group_schedule.launch_config import (
+    LaunchConfig,
+    choose_launch,
+    steps_for,
+    vector_lanes,
+)
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
+from cinn_py.ir.stmt import (
+    BindInfo,
+    Block,
+    For,
+    ForType,
+    LoweredFunc,
+    ScheduleBlock,
+    ScheduleBlockRealize,
+    Stmt,
+    Store,
+)
+from cinn_py.ir.visitor import Mutator, Visitor
+
+BLOCK_AXIS = "blockIdx.x"
+THREAD_AXIS = "threadIdx.x"
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    """A scheduled function, ready for codegen, and the primitives that made it.
+
+    `trace` replays on the lowered function to the schedule before its finishing passes
+    (0-D block placement, bound guards); `replay` runs both and gives `func` again.
+    """
+
+    func: LoweredFunc
+    trace: Trace
+    launch: LaunchConfig | None
+    """The shared configuration (None when no block has a loop to bind)."""
+
+    def replay(self, lowered: LoweredFunc) -> LoweredFunc:
+        return finish_schedule(self.trace.replay(lowered))
+
+
+@dataclass(frozen=True)
+class _BlockPlan:
+    block: BlockRef
+    extent: int
+    """Elements of the fused loop; 0 for a 0-D block and for an empty tensor."""
+    lanes: int
+
+    @property
+    def items(self) -> int:
+        return self.extent // self.lanes
+
+
+def auto_schedule(func: LoweredFunc, target: TargetInfo) -> ScheduleResult:
+    """Schedules every block of an elementwise / broadcast / injective function for
+    `target`, inserts the bound guards, and returns the result with its trace.
+
+    Raises ScheduleError for a block this scheduler does not handle (a reduction)."""
+    sch = IRSchedule(func)
+    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    items = max((plan.items for plan in plans), default=0)
+    launch = choose_launch(items, target) if items else None
+    if launch is not None:
+        for plan in plans:
+            if plan.extent:
+                _distribute(sch, plan, launch)
+    return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
+
+
+def finish_schedule(func: LoweredFunc) -> LoweredFunc:
+    """The passes after the primitives: 0-D blocks placed on the bound axes, then the
+    bound guards."""
+    return insert_bound_guards(_place_scalar_blocks(func))
+
+
+def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
+    """Fuses the block's loops into one; its extent and vector lanes."""
+    itemsize = _stored_itemsize(sch.get(block).schedule_block)
+    loops = sch.get_loops(block)
+    if not loops:
+        return _BlockPlan(block, 0, 1)
+    fused = sch.fuse(loops) if len(loops) > 1 else loops[0]
+    extent = sch.get(fused).extent
+    if not isinstance(extent, IntImm):
+        raise ScheduleError(
+            "auto_schedule", block.name, f"loop extent {extent!r} is not a constant"
+        )
+    return _BlockPlan(block, extent.value, vector_lanes(extent.value, itemsize))
+
+
+def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None:
+    """Splits the fused loop into [steps,] blocks, threads[, lanes] and binds them."""
+    (fused,) = sch.get_loops(plan.block)
+    steps = steps_for(plan.items, launch.threads, launch.blocks)
+    factors = [launch.blocks, launch.threads]
+    if steps > 1:
+        factors.insert(0, steps)
+    if plan.lanes > 1:
+        factors.append(plan.lanes)
+    loops = sch.split(fused, factors)
+    if steps > 1:
+        stride, blocks, threads = loops[:3]
+        sch.reorder([blocks, threads, stride])
+    else:
+        blocks, threads = loops[:2]
+    sch.bind(blocks, BLOCK_AXIS)
+    sch.bind(threads, THREAD_AXIS)
+    if plan.lanes > 1:
+        sch.vectorize(loops[-1], plan.lanes)
+
+
+def _stored_itemsize(block: ScheduleBlock) -> int:
+    """The largest element size `block` stores; ScheduleError for a block this
+    scheduler does not handle."""
+    finder = _Finder()
+    finder.visit(block.body)
+    why = None
+    if finder.reduce:
+        why = "the block reduces; only elementwise, broadcast and injective blocks are scheduled"
+    elif finder.nested:
+        why = "the block holds nested blocks"
+    elif not finder.stores:
+        why = "the block stores nothing"
+    if why is not None:
+        raise ScheduleError("auto_schedule", block.name, why)
+    return max(store.tensor.dtype.itemsize for store in finder.stores)
+
+
+class _Finder(Visitor):
+    """The stores of a block body, and whether it reduces or nests blocks."""
+
+    def __init__(self) -> None:
+        self.stores: list[Store] = []
+        self.reduce = False
+        self.nested = False
+
+    def visit_Store(self, node: Store) -> None:
+        self.stores.append(node)
+        self.generic_visit(node)
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.reduce = True
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
+        self.nested = True
+
+
+# ---- 0-D blocks -------------------------------------------------------------------------
+
+
+def _place_scalar_blocks(func: LoweredFunc) -> LoweredFunc:
+    """Wraps each loop-less block in unit loops bound to every axis the function binds
+    (blockIdx before threadIdx), so that one thread of one block runs it."""
+    axes = _Axes()
+    axes.visit(func.body)
+    if not axes.bound:
+        return func
+    order = sorted(axes.bound, key=lambda b: (b.value.startswith("thread"), b.value))
+    taken = axes.names | {arg.name for arg in func.args}
+    body = _WrapScalars(order, taken).visit(func.body)
+    if body is func.body:
+        return func
+    return LoweredFunc(func.name, func.args, body, func.temp_buffers)
+
+
+class _Axes(Visitor):
+    """The bound axes of a function and every Var name in it."""
+
+    def __init__(self) -> None:
+        self.bound: set[BindInfo] = set()
+        self.names: set[str] = set()
+
+    def visit_For(self, node: For) -> None:
+        if node.bind_info is not None:
+            self.bound.add(node.bind_info)
+        self.generic_visit(node)
+
+    def visit_Var(self, node: Var) -> None:
+        self.names.add(node.name)
+
+
+class _WrapScalars(Mutator):
+    """Wraps the realizes that no loop encloses (0-D blocks) in bound unit loops, named
+    `<block>_block_x`, `<block>_thread_x` (made unique against `taken`)."""
+
+    def __init__(self, axes: list[BindInfo], taken: set[str]) -> None:
+        self.axes = axes
+        self.taken = taken
+        self.loop_depth = 0
+
+    def visit_For(self, node: For) -> For:
+        self.loop_depth += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loop_depth -= 1
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> Stmt:
+        if node.schedule_block.name == "root" or self.loop_depth:
+            return self.generic_visit(node)
+        body: Stmt = node
+        for axis in reversed(self.axes):
+            var = Var(self._fresh(node.schedule_block.name, axis), lower=0, upper=1)
+            inner = body if body is node else Block([body])
+            body = For(var, 0, 1, ForType.SERIAL, inner, axis)
+        return body
+
+    def _fresh(self, block: str, axis: BindInfo) -> str:
+        base = f"{block}_{axis.value.replace('Idx.', '_')}"
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name

@@ -1,0 +1,77 @@
+"""The launch configuration of a flat (elementwise / broadcast / injective) kernel.
+
+A pure function of the element count, the vector width and the target, so that it can
+be reasoned about with numbers alone:
+
+    items   = ceil(n / lanes)                              vectors to process
+    threads = min(256, max_threads_per_block, max(warp, round_up(items, warp)))
+    blocks  = min(ceil(items / threads), target.max_blocks)
+    steps   = ceil(items / (threads * blocks))             grid-stride iterations
+
+256 threads (8 warps) is the usual sweet spot for memory-bound maps: enough warps per
+block to hide latency, small enough for 8 blocks to be resident per SM. A tensor with
+fewer vectors than that gets one block of as many whole warps as it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+
+PREFERRED_THREADS = 256
+VECTOR_BYTES = 16
+"""The widest vector access a CUDA thread makes (`float4`, `uint4`)."""
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """`blocks` x `threads` along x; each thread handles `steps` vectors, one per
+    grid-stride iteration."""
+
+    threads: int
+    blocks: int
+    steps: int
+
+    @property
+    def stride(self) -> int:
+        """Vectors covered by one pass of the whole grid."""
+        return self.threads * self.blocks
+
+
+def vector_lanes(extent: int, itemsize: int) -> int:
+    """Elements per vector access for a fused loop of `extent` elements of `itemsize`
+    bytes: 16 bytes' worth when they divide the extent evenly, else 1 (scalar).
+
+    Vectorizing only exact multiples keeps every vector wholly in or wholly out of range,
+    so a bounds guard never splits one.
+    """
+    lanes = VECTOR_BYTES // itemsize
+    if lanes < 2 or extent < lanes or extent % lanes:
+        return 1
+    return lanes
+
+
+def choose_launch(items: int, target: TargetInfo) -> LaunchConfig:
+    """The configuration for `items` vectors (>= 1) on `target`."""
+    if items < 1:
+        raise ValueError(f"choose_launch: expected at least one item, got {items}")
+    warp = target.warp_size
+    threads = min(
+        PREFERRED_THREADS, target.max_threads_per_block, max(warp, _round_up(items, warp))
+    )
+    blocks = min(_ceil_div(items, threads), target.max_blocks)
+    return LaunchConfig(threads, blocks, steps_for(items, threads, blocks))
+
+
+def steps_for(items: int, threads: int, blocks: int) -> int:
+    """Grid-stride iterations needed to cover `items` with `blocks` x `threads`."""
+    return max(1, _ceil_div(items, threads * blocks))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round_up(a: int, b: int) -> int:
+    return _ceil_div(a, b) * b

@@ -1,0 +1,63 @@
+"""The facts about a device that scheduling decisions depend on.
+
+A schedule needs only a few numbers: how many threads a block may have, how large a
+grid may be, how many SMs run blocks at once and how many blocks per SM it is worth
+asking for before a grid-stride loop pays off. Both targets run the same CUDA C, so
+they share the hardware limits; they differ in how many blocks they want.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetInfo:
+    """A device as the scheduler sees it.
+
+    `max_blocks_per_sm` is not the hardware's residency limit but the number of blocks
+    per SM a launch may ask for: beyond `sm_count * max_blocks_per_sm` blocks the
+    schedule keeps the grid at that size and gives each thread a grid-stride loop.
+    """
+
+    arch: str
+    sm_count: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int = 1024
+    max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    warp_size: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("sm_count", "max_blocks_per_sm", "max_threads_per_block", "warp_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"TargetInfo.{name}: expected a positive int, got {value!r}")
+        if self.max_threads_per_block % self.warp_size:
+            raise ValueError(
+                f"TargetInfo.max_threads_per_block: {self.max_threads_per_block} is not a "
+                f"multiple of the warp size {self.warp_size}"
+            )
+
+    @property
+    def max_blocks(self) -> int:
+        """The most blocks along x a launch asks for before it grid-strides."""
+        return min(self.sm_count * self.max_blocks_per_sm, self.max_grid_dims[0])
+
+    @classmethod
+    def cuda(cls, arch: str = "sm_90", sm_count: int = 132) -> TargetInfo:
+        """A GPU (default: an H100 SXM, 132 SMs). 32 blocks per SM: a 256-thread block
+        leaves room for 8 resident blocks per SM (2048 threads), so this is 4 waves,
+        enough to even out the tail; bigger tensors loop instead of launching more."""
+        return cls(arch=arch, sm_count=sm_count, max_blocks_per_sm=32)
+
+    @classmethod
+    def cuda_emu(cls) -> TargetInfo:
+        """The CPU emulator: the GPU's limits, but one SM's worth of blocks (8).
+
+        The emulator runs blocks one after another on one core and every thread is a
+        fiber with a start-up cost (about 25 ns), so a wide grid is pure overhead: on
+        float32 maps of 1M to 8M elements, 8 blocks of 256 threads with a grid-stride
+        loop ran 2.5 to 10 times faster than one pass of 1024-element blocks (see
+        docs/AUTO_SCHEDULE.md). Few, full blocks it is.
+        """
+        return cls(arch="sm_90", sm_count=1, max_blocks_per_sm=8)

@@ -1,0 +1,567 @@
+"""Running a LoweredFunc in Python, element by element: the oracle for stages that have
+no code generator behind them yet (lowering, scheduling, bound guards).
+
+Semantics are C's, per dtype: integers wrap to their width and divide truncating
+toward zero (`%` takes the dividend's sign); float32, float64 and float16 arithmetic is
+done on NumPy scalars of that type (one rounding per operation); bfloat16 values are
+float32 scalars holding bfloat16-exact numbers, rounded to nearest even after every
+operation, and cross the function boundary as uint16 bit patterns. Conversions are C
+casts: float to integer truncates (NaN and out-of-range values give the type's minimum,
+as x86 does and the reference executor gets from NumPy), anything to bool is `!= 0`.
+`select`, `&&` and `||` evaluate only what C would.
+
+Every loop runs as a plain loop over its extent, whatever its kind (serial, parallel,
+vectorized, unrolled) or GPU binding. A schedule block's iter vars are bound to its
+realize's values and checked against their declared bounds, and every load and store
+is bounds-checked, so an IR that would touch memory outside a buffer fails here with
+an IndexError naming the buffer instead of reading garbage.
+
+Not interpreted: Ramp and Broadcast (vector values: nothing before codegen makes
+them) and extern calls. It compiles each node to a closure once, which is fast enough
+for the few thousand elements tests use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from cinn_py.errors import FeedError
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.evaluate import c_div, c_mod
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+
+Env = dict[str, Any]
+Eval = Callable[[Env], Any]
+Exec = Callable[[Env], None]
+
+BF16 = DataType.BFLOAT16
+
+
+def run_function(func: s.LoweredFunc, buffers: Mapping[str, np.ndarray]) -> None:
+    """Execute `func` over `buffers`, keyed by argument name (bfloat16 as uint16 bits).
+    Output arguments are written in place. Temp buffers are allocated unless given;
+    a scalar argument (a Var) takes its value from `buffers` too."""
+    arrays: dict[str, np.ndarray] = {}
+    env: Env = {}
+    for arg in func.args:
+        if arg.name not in buffers:
+            raise FeedError(arg.name, "an array for this argument", "nothing")
+        if isinstance(arg.value, e.Var):
+            env[arg.name] = _to_scalar(buffers[arg.name], arg.value.dtype)
+            continue
+        arrays[arg.name] = _checked_array(arg.value, buffers[arg.name])
+    for buffer in func.temp_buffers:
+        given = buffers.get(buffer.name)
+        arrays[buffer.name] = (
+            _checked_array(buffer, given) if given is not None else _allocate(buffer)
+        )
+    body = _Compiler(arrays).stmt(func.body)
+    with np.errstate(all="ignore"):
+        body(env)
+
+
+# ---- scalars -----------------------------------------------------------------------------
+
+
+def storage_dtype(dtype: DataType) -> np.dtype:
+    """The NumPy dtype of a `dtype` buffer: bfloat16 is uint16 bits."""
+    return np.dtype(np.uint16) if dtype is BF16 else dtype.numpy
+
+
+def _round_bf16(value: Any) -> np.float32:
+    bits = float32_to_bfloat16(np.array([value], dtype=np.float32))
+    return bfloat16_to_float32(bits)[0]
+
+
+def _wrapper(dtype: DataType) -> Callable[[int], int]:
+    """Reduce a Python int to `dtype`'s width (two's complement; uint8 unsigned)."""
+    bits = 8 * dtype.itemsize
+    mask, half = (1 << bits) - 1, 1 << (bits - 1)
+    if dtype is DataType.UINT8:
+        return lambda v: v & mask
+    return lambda v: ((v + half) & mask) - half
+
+
+def _float_maker(dtype: DataType) -> Callable[[Any], Any]:
+    """A float value of `dtype` from any number (rounded once)."""
+    if dtype is BF16:
+        return lambda v: _round_bf16(np.float32(v))
+    return dtype.numpy.type
+
+
+def _int_limits(dtype: DataType) -> tuple[int, int]:
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
+
+
+def _converter(src: DataType, dst: DataType) -> Callable[[Any], Any]:
+    """C's cast from `src` to `dst` on interpreter values."""
+    if dst is DataType.BOOL:
+        return lambda v: bool(v != 0)
+    if dst.is_integer:
+        wrap = _wrapper(dst)
+        if src.is_float:
+            low, high = _int_limits(dst)
+
+            def float_to_int(v: Any) -> int:
+                f = float(v)
+                if not math.isfinite(f) or not low - 1 < f < high + 1:
+                    return low
+                return wrap(math.trunc(f))
+
+            return float_to_int
+        return lambda v: wrap(int(v))
+    if dst.is_float:
+        make = _float_maker(dst)
+        if src is DataType.BOOL:
+            return lambda v: make(1.0 if v else 0.0)
+        return make
+    raise TypeError(f"interpreter: no conversion to {dst.value}")
+
+
+def _to_scalar(value: Any, dtype: DataType) -> Any:
+    """An interpreter value of `dtype` from an array element or number."""
+    if dtype is DataType.BOOL:
+        return bool(value)
+    if dtype.is_integer:
+        return int(value)
+    if dtype is BF16:
+        return bfloat16_to_float32(np.array([value], dtype=np.uint16))[0]
+    return dtype.numpy.type(value)
+
+
+def _from_scalar(value: Any, dtype: DataType) -> Any:
+    """The array element storing interpreter value `value` of `dtype`."""
+    if dtype is BF16:
+        return float32_to_bfloat16(np.array([value], dtype=np.float32))[0]
+    return value
+
+
+# ---- buffers -----------------------------------------------------------------------------
+
+
+def _static_shape(buffer: e.Buffer) -> tuple[int, ...] | None:
+    if not all(isinstance(extent, e.IntImm) for extent in buffer.shape):
+        return None
+    return tuple(extent.value for extent in buffer.shape)
+
+
+def _checked_array(buffer: e.Buffer, array: Any) -> np.ndarray:
+    if not isinstance(array, np.ndarray):
+        raise FeedError(buffer.name, "a NumPy array", type(array).__name__)
+    want = storage_dtype(buffer.dtype)
+    if array.dtype != want:
+        raise FeedError(buffer.name, f"dtype {want}", f"dtype {array.dtype}")
+    shape = _static_shape(buffer)
+    if shape is not None and array.shape != shape:
+        raise FeedError(buffer.name, f"shape {list(shape)}", f"shape {list(array.shape)}")
+    return array
+
+
+def _allocate(buffer: e.Buffer) -> np.ndarray:
+    shape = _static_shape(buffer)
+    if shape is None:
+        raise FeedError(buffer.name, "an array (its shape is not constant)", "nothing")
+    return np.zeros(shape, dtype=storage_dtype(buffer.dtype))
+
+
+# ---- intrinsics ----------------------------------------------------------------------------
+
+
+def _c_pow(a: Any, b: Any) -> Any:
+    """C's pow: NumPy's power, except that -inf to a finite non-integer power is +inf
+    (positive power) or +0 (negative), where NumPy gives NaN."""
+    fb = float(b)
+    if float(a) == -math.inf and math.isfinite(fb) and fb != math.trunc(fb):
+        return type(a)(math.inf if fb > 0 else 0.0)
+    return np.power(a, b)
+
+
+_UNARY_FLOAT: dict[str, Callable[[Any], Any]] = {
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "log2": np.log2,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: type(x)(1) / np.sqrt(x),
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "erf": lambda x: math.erf(float(x)),
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "rint": np.rint,
+    "abs": np.abs,
+}
+
+_BINARY_FLOAT: dict[str, Callable[[Any, Any], Any]] = {"pow": _c_pow, "fmod": np.fmod}
+
+_TESTS: dict[str, Callable[[Any], Any]] = {
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+}
+
+
+def _intrinsic(node: e.Call, args: list[Eval]) -> Eval:
+    name, dtype = node.name, node.dtype
+    if node.call_type is not e.CallType.INTRINSIC:
+        raise NotImplementedError(f"interpreter: extern call '{name}' is not interpreted")
+    if name in _TESTS and len(args) == 1:
+        test, (x,) = _TESTS[name], args
+        return lambda env: bool(test(x(env)))
+    if name == "abs" and dtype.is_integer and len(args) == 1:
+        wrap, (x,) = _wrapper(dtype), args
+        return lambda env: wrap(abs(x(env)))
+    make = _float_maker(dtype) if dtype.is_float else None
+    if make is not None and name in _UNARY_FLOAT and len(args) == 1:
+        fn, (x,) = _UNARY_FLOAT[name], args
+        return lambda env: make(fn(x(env)))
+    if make is not None and name in _BINARY_FLOAT and len(args) == 2:
+        fn2, (a, b) = _BINARY_FLOAT[name], args
+        return lambda env: make(fn2(a(env), b(env)))
+    raise NotImplementedError(
+        f"interpreter: intrinsic {name}({len(args)} args) -> {dtype.value} is not interpreted"
+    )
+
+
+# ---- the compiler to closures ------------------------------------------------------------
+
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    e.EQ: lambda a, b: a == b,
+    e.NE: lambda a, b: a != b,
+    e.LT: lambda a, b: a < b,
+    e.LE: lambda a, b: a <= b,
+    e.GT: lambda a, b: a > b,
+    e.GE: lambda a, b: a >= b,
+}
+
+
+class _Compiler:
+    """Turns each node into a closure over the environment (var name -> value)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays = arrays
+        self.cache: dict[int, Eval] = {}
+
+    # -- expressions ---------------------------------------------------------------------
+    def expr(self, node: e.Expr) -> Eval:
+        cached = self.cache.get(id(node))
+        if cached is None:
+            method = getattr(self, "expr_" + type(node).__name__, None)
+            if method is None:
+                raise NotImplementedError(f"interpreter: {type(node).__name__} is not interpreted")
+            cached = self.cache[id(node)] = method(node)
+        return cached
+
+    def expr_IntImm(self, node: e.IntImm) -> Eval:
+        value = node.value
+        return lambda env: value
+
+    def expr_UIntImm(self, node: e.UIntImm) -> Eval:
+        value = node.value
+        return lambda env: value
+
+    def expr_FloatImm(self, node: e.FloatImm) -> Eval:
+        value = _float_maker(node.dtype)(node.value)
+        return lambda env: value
+
+    def expr_Var(self, node: e.Var) -> Eval:
+        name = node.name
+
+        def var(env: Env) -> Any:
+            try:
+                return env[name]
+            except KeyError:
+                raise NameError(f"interpreter: variable '{name}' is not bound here") from None
+
+        return var
+
+    def expr_Cast(self, node: e.Cast) -> Eval:
+        convert, value = _converter(node.value.dtype, node.dtype), self.expr(node.value)
+        return lambda env: convert(value(env))
+
+    def expr_Not(self, node: e.Not) -> Eval:
+        value = self.expr(node.value)
+        return lambda env: not value(env)
+
+    def expr_Select(self, node: e.Select) -> Eval:
+        cond, a, b = (self.expr(x) for x in (node.condition, node.true_value, node.false_value))
+        return lambda env: a(env) if cond(env) else b(env)
+
+    def expr_And(self, node: e.And) -> Eval:
+        a, b = self.expr(node.a), self.expr(node.b)
+        return lambda env: bool(a(env)) and bool(b(env))
+
+    def expr_Or(self, node: e.Or) -> Eval:
+        a, b = self.expr(node.a), self.expr(node.b)
+        return lambda env: bool(a(env)) or bool(b(env))
+
+    def expr_Min(self, node: e.Min) -> Eval:
+        a, b = self.expr(node.a), self.expr(node.b)
+
+        def minimum(env: Env) -> Any:
+            x, y = a(env), b(env)
+            return x if x < y else y
+
+        return minimum
+
+    def expr_Max(self, node: e.Max) -> Eval:
+        a, b = self.expr(node.a), self.expr(node.b)
+
+        def maximum(env: Env) -> Any:
+            x, y = a(env), b(env)
+            return x if x > y else y
+
+        return maximum
+
+    def _arithmetic(self, node: e.BinaryOp) -> Eval:
+        a, b, dtype = self.expr(node.a), self.expr(node.b), node.dtype
+        if type(node) in _COMPARE:
+            compare = _COMPARE[type(node)]
+            return lambda env: bool(compare(a(env), b(env)))
+        if dtype.is_integer:
+            return _int_arithmetic(node, a, b, dtype)
+        op = {
+            e.Add: lambda x, y: x + y,
+            e.Sub: lambda x, y: x - y,
+            e.Mul: lambda x, y: x * y,
+            e.Div: lambda x, y: x / y,
+        }[type(node)]
+        if dtype is BF16:
+            return lambda env: _round_bf16(op(a(env), b(env)))
+        make = dtype.numpy.type
+        return lambda env: make(op(a(env), b(env)))
+
+    expr_Add = expr_Sub = expr_Mul = expr_Div = expr_Mod = _arithmetic
+    expr_EQ = expr_NE = expr_LT = expr_LE = expr_GT = expr_GE = _arithmetic
+
+    def expr_Call(self, node: e.Call) -> Eval:
+        return _intrinsic(node, [self.expr(arg) for arg in node.args])
+
+    def expr_Load(self, node: e.Load) -> Eval:
+        array = self._array(node.tensor)
+        index = self._indices(node.tensor, node.indices, "load")
+        dtype = node.dtype
+        if dtype is BF16:
+            return lambda env: _to_scalar(array[index(env)], dtype)
+        if dtype.is_integer:
+            return lambda env: int(array[index(env)])
+        if dtype is DataType.BOOL:
+            return lambda env: bool(array[index(env)])
+        return lambda env: array[index(env)]
+
+    def expr_Reduce(self, node: e.Reduce) -> Eval:
+        init, body = self.expr(node.init), self.expr(node.body)
+        axes = [(v.name, v.lower, v.upper) for v in node.reduce_axis]
+        if any(lo is None or hi is None for _, lo, hi in axes):
+            raise NotImplementedError("interpreter: a reduce axis needs constant bounds")
+        combine = _reducer(node.reduce_type, node.dtype)
+
+        def reduce(env: Env) -> Any:
+            acc = init(env)
+            for point in np.ndindex(*(hi - lo for _, lo, hi in axes)):
+                for (name, lo, _), offset in zip(axes, point, strict=True):
+                    env[name] = lo + offset
+                acc = combine(acc, body(env))
+            return acc
+
+        return reduce
+
+    # -- memory ----------------------------------------------------------------------------
+    def _array(self, tensor: e.Buffer | e.Tensor) -> _ArrayRef:
+        return _ArrayRef(self.arrays, _buffer_name(tensor))
+
+    def _indices(self, tensor: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...], what: str) -> Eval:
+        items = [self.expr(i) for i in indices]
+        name = _buffer_name(tensor)
+        arrays = self.arrays
+
+        def index(env: Env) -> tuple[int, ...]:
+            point = tuple(int(i(env)) for i in items)
+            shape = arrays[name].shape
+            for p, extent in zip(point, shape, strict=True):
+                if not 0 <= p < extent:
+                    raise IndexError(
+                        f"interpreter: {what} {name}{list(point)} is outside shape {list(shape)}"
+                    )
+            return point
+
+        return index
+
+    # -- statements ------------------------------------------------------------------------
+    def stmt(self, node: s.Stmt | e.Expr) -> Exec:
+        if isinstance(node, e.Expr):
+            value = self.expr(node)
+
+            def evaluate(env: Env) -> None:
+                value(env)
+
+            return evaluate
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise NotImplementedError(f"interpreter: {type(node).__name__} is not interpreted")
+        return method(node)
+
+    def stmt_Block(self, node: s.Block) -> Exec:
+        body = [self.stmt(x) for x in node.stmts]
+
+        def block(env: Env) -> None:
+            for run in body:
+                run(env)
+
+        return block
+
+    def stmt_For(self, node: s.For) -> Exec:
+        name = node.loop_var.name
+        low, extent, body = self.expr(node.min), self.expr(node.extent), self.stmt(node.body)
+
+        def loop(env: Env) -> None:
+            start = int(low(env))
+            for value in range(start, start + int(extent(env))):
+                env[name] = value
+                body(env)
+
+        return loop
+
+    def stmt_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> Exec:
+        block = node.schedule_block
+        values = [self.expr(v) for v in node.iter_values]
+        ivs = [(v.name, v.lower, v.upper) for v in block.iter_vars]
+        body = self.stmt(block.body)
+
+        def realize(env: Env) -> None:
+            for (name, lower, upper), value in zip(ivs, values, strict=True):
+                v = value(env)
+                if (lower is not None and v < lower) or (upper is not None and v >= upper):
+                    raise IndexError(
+                        f"interpreter: block {block.name} binds {name} = {v}, outside "
+                        f"[{lower}, {upper})"
+                    )
+                env[name] = v
+            body(env)
+
+        return realize
+
+    def stmt_ScheduleBlock(self, node: s.ScheduleBlock) -> Exec:
+        return self.stmt(node.body)
+
+    def stmt_Store(self, node: s.Store) -> Exec:
+        value, dtype = self.expr(node.value), node.tensor.dtype
+        index = self._indices(node.tensor, node.indices, "store")
+        arrays, name = self.arrays, _buffer_name(node.tensor)
+
+        def store(env: Env) -> None:
+            arrays[name][index(env)] = _from_scalar(value(env), dtype)
+
+        return store
+
+    def stmt_IfThenElse(self, node: s.IfThenElse) -> Exec:
+        cond, then = self.expr(node.condition), self.stmt(node.true_case)
+        otherwise = self.stmt(node.false_case) if node.false_case is not None else None
+
+        def branch(env: Env) -> None:
+            if cond(env):
+                then(env)
+            elif otherwise is not None:
+                otherwise(env)
+
+        return branch
+
+    def stmt_Let(self, node: s.Let) -> Exec:
+        name, value = node.symbol.name, self.expr(node.value)
+
+        def let(env: Env) -> None:
+            env[name] = value(env)
+
+        return let
+
+    def stmt_Alloc(self, node: s.Alloc) -> Exec:
+        buffer, extents = node.buffer, [self.expr(x) for x in node.extents]
+        arrays = self.arrays
+
+        def alloc(env: Env) -> None:
+            shape = tuple(int(x(env)) for x in extents)
+            arrays[buffer.name] = np.zeros(shape, dtype=storage_dtype(buffer.dtype))
+
+        return alloc
+
+    def stmt_Free(self, node: s.Free) -> Exec:
+        arrays, name = self.arrays, node.buffer.name
+
+        def free(env: Env) -> None:
+            arrays.pop(name, None)
+
+        return free
+
+
+class _ArrayRef:
+    """A buffer looked up at each access (Alloc may create or replace it)."""
+
+    __slots__ = ("arrays", "name")
+
+    def __init__(self, arrays: dict[str, np.ndarray], name: str) -> None:
+        self.arrays = arrays
+        self.name = name
+
+    def __getitem__(self, index: tuple[int, ...]) -> Any:
+        try:
+            array = self.arrays[self.name]
+        except KeyError:
+            raise NameError(f"interpreter: buffer '{self.name}' does not exist here") from None
+        return array[index]
+
+
+def _buffer_name(tensor: e.Buffer | e.Tensor) -> str:
+    if isinstance(tensor, e.Tensor) and tensor.buffer is not None:
+        return tensor.buffer.name
+    return tensor.name
+
+
+def _int_arithmetic(node: e.BinaryOp, a: Eval, b: Eval, dtype: DataType) -> Eval:
+    wrap = _wrapper(dtype)
+
+    def checked(divide: Callable[[int, int], int]) -> Eval:
+        def op(env: Env) -> int:
+            x, y = a(env), b(env)
+            if y == 0:
+                raise ZeroDivisionError(f"interpreter: integer {type(node).__name__} by zero")
+            return wrap(divide(x, y))
+
+        return op
+
+    if isinstance(node, e.Div):
+        return checked(c_div)
+    if isinstance(node, e.Mod):
+        return checked(c_mod)
+    op = {e.Add: lambda x, y: x + y, e.Sub: lambda x, y: x - y, e.Mul: lambda x, y: x * y}
+    fn = op[type(node)]
+    return lambda env: wrap(fn(a(env), b(env)))
+
+
+def _reducer(kind: e.ReduceType, dtype: DataType) -> Callable[[Any, Any], Any]:
+    if kind is e.ReduceType.ALL:
+        return lambda acc, v: bool(acc and v)
+    if kind is e.ReduceType.ANY:
+        return lambda acc, v: bool(acc or v)
+    if kind is e.ReduceType.MAX:
+        return lambda acc, v: acc if acc > v else v
+    if kind is e.ReduceType.MIN:
+        return lambda acc, v: acc if acc < v else v
+    if dtype.is_integer:
+        wrap = _wrapper(dtype)
+        if kind is e.ReduceType.SUM:
+            return lambda acc, v: wrap(acc + v)
+        return lambda acc, v: wrap(acc * v)
+    make = _float_maker(dtype)
+    if kind is e.ReduceType.SUM:
+        return lambda acc, v: make(acc + v)
+    return lambda acc, v: make(acc * v)

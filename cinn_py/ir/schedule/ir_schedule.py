@@ -1,0 +1,140 @@
+"""IRSchedule: CINN's schedule primitives over one lowered function, with a trace.
+
+The IR is immutable: each primitive builds a new function and the schedule keeps the
+current one (`sch.func`). Handles (BlockRef, LoopRef) are names resolved against the
+current function, so they stay valid across primitives that do not replace their
+node. Every primitive that changes the IR is appended to `sch.trace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cinn_py.ir.schedule import compute_location, for_kind, loop_transformation
+from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
+from cinn_py.ir.schedule.refs import BlockRef, LoopRef
+from cinn_py.ir.schedule.trace import Step, Trace
+from cinn_py.ir.stmt import For, LoweredFunc, ScheduleBlockRealize
+
+
+def _block_name(block: BlockRef | str) -> str:
+    if isinstance(block, BlockRef):
+        return block.name
+    if isinstance(block, str):
+        return block
+    raise TypeError(f"expected a BlockRef or a block name, got {type(block).__name__}")
+
+
+def _loop_ref(loop: LoopRef | str) -> LoopRef:
+    if isinstance(loop, LoopRef):
+        return loop
+    if isinstance(loop, str):
+        return LoopRef(loop)
+    raise TypeError(f"expected a LoopRef or a loop var name, got {type(loop).__name__}")
+
+
+class IRSchedule:
+    """Schedules `func`; `trace=False` records nothing (a schedule tried and thrown away)."""
+
+    def __init__(self, func: LoweredFunc, *, trace: bool = True) -> None:
+        if not isinstance(func, LoweredFunc):
+            raise TypeError(f"expected a LoweredFunc, got {type(func).__name__}")
+        self._func = func
+        self._trace = Trace()
+        self._tracing = trace
+
+    @property
+    def func(self) -> LoweredFunc:
+        """The current IR."""
+        return self._func
+
+    @property
+    def trace(self) -> Trace:
+        return self._trace
+
+    def _record(self, primitive: str, inputs: dict[str, Any], outputs: Any = None) -> None:
+        if self._tracing:
+            self._trace.append(Step(primitive, tuple(inputs.items()), outputs))
+
+    # ---- lookups ------------------------------------------------------------------------
+
+    def get_block(self, name: str) -> BlockRef:
+        """The block `name`; ScheduleError when the function has none."""
+        find_realize(self._func, name, "get_block")
+        return BlockRef(name)
+
+    def get_all_blocks(self) -> list[BlockRef]:
+        """Every block but the root, in program order."""
+        return [BlockRef(r.schedule_block.name) for r, _ in realizes(self._func)]
+
+    def get_loops(self, block: BlockRef | str) -> list[LoopRef]:
+        """The loops around `block`, outermost first (none for a 0-D block)."""
+        _, path = find_realize(self._func, _block_name(block), "get_loops")
+        return [LoopRef(loop.loop_var.name) for loop in loops_in(path)]
+
+    def get(self, ref: BlockRef | LoopRef) -> ScheduleBlockRealize | For:
+        """The node a handle names in the current IR (the block's realize, or the loop),
+        for reading extents, kinds and bindings."""
+        if isinstance(ref, LoopRef):
+            return find_loop(self._func, ref.name, "get")[0]
+        return find_realize(self._func, _block_name(ref), "get")[0]
+
+    # ---- loop transformations ------------------------------------------------------------
+
+    def split(self, loop: LoopRef | str, factors: Sequence[int]) -> list[LoopRef]:
+        """Splits `loop` into len(factors) nested loops (outermost first). One factor may
+        be -1 (inferred); the product may exceed the extent (guards come later)."""
+        ref, factors = _loop_ref(loop), tuple(factors)
+        self._func, names = loop_transformation.split(self._func, ref.name, factors)
+        outputs = [LoopRef(n) for n in names]
+        self._record("split", {"loop": ref, "factors": factors}, tuple(outputs))
+        return outputs
+
+    def fuse(self, loops: Sequence[LoopRef | str]) -> LoopRef:
+        """Fuses consecutive, perfectly nested loops (outermost first) into one."""
+        refs = tuple(_loop_ref(loop) for loop in loops)
+        self._func, name = loop_transformation.fuse(self._func, [r.name for r in refs])
+        output = LoopRef(name)
+        self._record("fuse", {"loops": refs}, output)
+        return output
+
+    def reorder(self, loops: Sequence[LoopRef | str]) -> None:
+        """Puts loops of one perfect nest into the given order (outermost first)."""
+        refs = tuple(_loop_ref(loop) for loop in loops)
+        self._func = loop_transformation.reorder(self._func, [r.name for r in refs])
+        self._record("reorder", {"loops": refs})
+
+    # ---- loop kinds ------------------------------------------------------------------
+
+    def bind(self, loop: LoopRef | str, thread_axis: str) -> None:
+        """Binds `loop` to a GPU axis, "blockIdx.x" ... "threadIdx.z"."""
+        ref = _loop_ref(loop)
+        self._func = for_kind.bind(self._func, ref.name, thread_axis)
+        self._record("bind", {"loop": ref, "thread_axis": thread_axis})
+
+    def vectorize(self, loop: LoopRef | str, factor: int) -> None:
+        """Vectorizes an innermost loop of constant extent `factor` (2, 4, 8, 16)."""
+        ref = _loop_ref(loop)
+        self._func = for_kind.vectorize(self._func, ref.name, factor)
+        self._record("vectorize", {"loop": ref, "factor": factor})
+
+    def unroll(self, loop: LoopRef | str) -> None:
+        """Unrolls a loop of constant extent."""
+        ref = _loop_ref(loop)
+        self._func = for_kind.unroll(self._func, ref.name)
+        self._record("unroll", {"loop": ref})
+
+    # ---- compute location ------------------------------------------------------------
+
+    def compute_inline(self, block: BlockRef | str) -> None:
+        """Substitutes an elementwise block into every consumer and removes it."""
+        ref = BlockRef(_block_name(block))
+        self._func = compute_location.compute_inline(self._func, ref.name)
+        self._record("compute_inline", {"block": ref})
+
+    def reverse_compute_inline(self, block: BlockRef | str) -> None:
+        """Merges a consumer block into its single elementwise producer."""
+        ref = BlockRef(_block_name(block))
+        self._func = compute_location.reverse_compute_inline(self._func, ref.name)
+        self._record("reverse_compute_inline", {"block": ref})

@@ -1,0 +1,163 @@
+"""CompiledProgram: what `cinn_py.compile` makes for `cuda` and `cuda-emu`.
+
+It owns one compile (a RuntimeProgram and its Scope) per *signature*: the feeds' shapes
+when the program has -1 dims (each new shape is specialised with `specialize_shapes`
+and compiled on its first run, then reused), a single one otherwise (compiled at once).
+Fetching a value that lives only inside a fused kernel compiles the program once more
+with that value pinned as an output, so every value can be fetched, as on `reference`.
+
+A run checks and converts the feeds and parameters (`runtime.feeds`), copies them into
+their variables (parameters only when they changed source), executes and copies the
+fetched values out: NumPy arrays by default, on every target, so results compare
+directly; on `cuda`, `copy_to_host=False` gives CuPy arrays instead. Results never alias
+the Scope, the feeds or each other. Not thread-safe: the Scope is shared by runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cinn_py.errors import CinnError, FeedError
+from cinn_py.hlir.pir_compiler import PIRCompiler, numbered_clone
+from cinn_py.pir.passes.infer_shapes import has_dynamic_dims
+from cinn_py.pir.printer import ValueNames
+from cinn_py.pir.program import Program
+from cinn_py.pir.value import Value
+from cinn_py.reference_ops.io import describe
+from cinn_py.runtime.feeds import check_array, check_feeds, check_params, to_array
+from cinn_py.runtime.library import Storage
+from cinn_py.runtime.runtime_program import RuntimeProgram
+from cinn_py.runtime.scope import Scope, check_target
+
+Signature = tuple[tuple[str, tuple[int, ...]], ...]
+"""The feeds' shapes, by feed name: what a dynamic-shape program is compiled for."""
+
+
+@dataclass
+class _Compiled:
+    """One compile: the runtime program, its scope, and where each printed number lives."""
+
+    runtime: RuntimeProgram
+    scope: Scope
+    storage: dict[int, Storage]
+    user_params: set[str] = field(default_factory=set)
+    """Parameters whose variables hold a caller's array, not the program's."""
+
+
+class CompiledProgram:
+    """`program` compiled for `target` ("cuda" or "cuda-emu"): see the module doc."""
+
+    def __init__(self, program: Program, target: str) -> None:
+        self.program = program
+        self.target = check_target(target)
+        self.dynamic = has_dynamic_dims(program)
+        self.latest: _Compiled | None = None
+        self._numbers = ValueNames(program)
+        self._compiled: dict[tuple[Signature, tuple[int, ...]], _Compiled] = {}
+        if not self.dynamic:
+            self._get((), ())
+
+    @property
+    def runtime_program(self) -> RuntimeProgram:
+        """The latest compile's RuntimeProgram."""
+        if self.latest is None:
+            raise CinnError(
+                "the program has -1 dims and is compiled per feed shape: run it once first"
+            )
+        return self.latest.runtime
+
+    def run(
+        self,
+        feeds: Mapping[str, Any],
+        params: Mapping[str, Any] | None,
+        values: Sequence[Value],
+        copy_to_host: bool = True,
+    ) -> list[Any]:
+        device = self.target == "cuda"
+        checked = check_feeds(self.program, feeds, device)
+        given = check_params(self.program, params, device)
+        signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
+        compiled = self._for_values(signature if self.dynamic else (), values)
+        self._bind(compiled, checked, given)
+        compiled.runtime.execute(compiled.scope)
+        return [self._fetch(compiled, value, copy_to_host) for value in values]
+
+    def _number(self, value: Value) -> int:
+        number = self._numbers.number(value)
+        if number is None:
+            raise CinnError(f"cannot fetch {value!r}: it is not a value of this program")
+        return number
+
+    def _for_values(self, signature: Signature, values: Sequence[Value]) -> _Compiled:
+        """The compile for `signature` that holds every value in `values`: the plain one,
+        or one with the missing values pinned as extra outputs."""
+        compiled = self._get(signature, ())
+        missing = tuple(sorted({n for n in map(self._number, values) if n not in compiled.storage}))
+        return compiled if not missing else self._get(signature, missing)
+
+    def _get(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:
+        key = (signature, extra)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compile(signature, extra)
+            self._compiled[key] = compiled
+        self.latest = compiled
+        return compiled
+
+    def _compile(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:
+        by_number = {self._numbers.number(r): r for op in self.program.block for r in op.results}
+        outputs = [*self.program.outputs(), *(by_number[n] for n in extra)]
+        program = numbered_clone(self.program, outputs)
+        compiler = PIRCompiler(
+            program, self.target, Scope(self.target), feed_shapes=dict(signature)
+        )
+        runtime = compiler.build()
+        storage = {
+            r.id_hint: runtime.storage_of(r)
+            for op in runtime.program.block
+            for r in op.results
+            if r.id_hint is not None and runtime.storage_of(r) is not None
+        }
+        return _Compiled(runtime, runtime.scope, storage)
+
+    def _bind(
+        self, compiled: _Compiled, feeds: Mapping[str, Any], params: Mapping[str, Any]
+    ) -> None:
+        plan = compiled.runtime.storage
+        scope = compiled.scope
+        for name, variables in plan.feeds.items():
+            for variable in variables:
+                scope[variable].set(feeds[name])
+        for name, variables in plan.parameters.items():
+            if name in params:
+                for variable in variables:
+                    scope[variable].set(params[name])
+                compiled.user_params.add(name)
+            elif name in compiled.user_params or not all(scope[v].allocated for v in variables):
+                self._restore_parameter(compiled, name, variables)
+
+    def _restore_parameter(self, compiled: _Compiled, name: str, variables: list[str]) -> None:
+        """Put the program's own array back (after a run that gave its own), or refuse
+        a parameter nobody gave."""
+        array = self.program.parameters.get(name)
+        type_ = compiled.scope[variables[0]].type
+        if array is None:
+            raise FeedError(
+                name, describe(type_), "nothing (no params entry and the program has none)"
+            )
+        checked = check_array(name, to_array(name, array), type_)
+        for variable in variables:
+            compiled.scope[variable].set(checked)
+        compiled.user_params.discard(name)
+
+    def _fetch(self, compiled: _Compiled, value: Value, copy_to_host: bool) -> Any:
+        return _read(compiled.scope, compiled.storage[self._number(value)], copy_to_host)
+
+
+def _read(scope: Scope, storage: Storage, copy_to_host: bool) -> Any:
+    if isinstance(storage, list):
+        return [_read(scope, item, copy_to_host) for item in storage]
+    variable = scope[storage]
+    return variable.to_numpy() if copy_to_host else variable.copy()

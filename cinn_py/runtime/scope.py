@@ -1,0 +1,213 @@
+"""The Scope: every tensor a compiled program keeps, by name, in the target's memory.
+
+A compiled program reads and writes named variables: its feeds, its parameters and the
+inputs and outputs of its groups (`var_<N>` for the value printed `%N`). Values that live
+only inside a fused kernel get no variable. On `cuda-emu` the arrays are NumPy arrays, on
+`cuda` CuPy arrays; bfloat16 is held as its uint16 bit patterns, bool as one byte.
+
+Generated kernels load and store with 128-bit vector accesses, so every array is
+C-contiguous and aligned: NumPy only promises the element size, so host arrays are cut
+from a padded byte buffer at a 64-byte boundary; CuPy's allocations are 256-byte aligned.
+Arrays are allocated on first use, so declaring a variable costs nothing.
+
+    scope = BuildScope("cuda-emu", program)     # a variable for every tensor value
+    scope["var_0"].set(x)                       # copy into the variable's own buffer
+    runtime_program.execute(scope)
+    y = scope["var_3"].to_numpy()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from cinn_py.errors import CinnError, FeedError, ShapeError
+from cinn_py.hlir.naming import NameTable
+from cinn_py.pir.printer import print_type
+from cinn_py.pir.program import Program
+from cinn_py.pir.types import DenseTensorType
+from cinn_py.reference_ops.io import boundary_dtype
+from cinn_py.runtime.feeds import check_array, to_array
+
+RUNTIME_TARGETS = ("cuda", "cuda-emu")
+"""The targets a Scope and a RuntimeProgram run on (`reference` needs neither)."""
+
+HOST_ALIGNMENT = 64
+"""Bytes every host array is aligned to: a cache line, and a multiple of the 16 that a
+128-bit vector load needs."""
+
+
+def check_target(target: str) -> str:
+    if target not in RUNTIME_TARGETS:
+        raise CinnError(f"unknown runtime target '{target}'; targets: {', '.join(RUNTIME_TARGETS)}")
+    return target
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialised C-contiguous NumPy array whose data starts on a HOST_ALIGNMENT
+    boundary (also when it is empty or 0-D)."""
+    dtype = np.dtype(dtype)
+    size = math.prod(shape)
+    # At least one element: NumPy moves the data pointer of a zero-byte slice.
+    nbytes = max(size, 1) * dtype.itemsize
+    raw = np.empty(nbytes + HOST_ALIGNMENT, np.uint8)
+    offset = -raw.ctypes.data % HOST_ALIGNMENT
+    return raw[offset : offset + nbytes].view(dtype)[:size].reshape(shape)
+
+
+def device_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
+    """An uninitialised CuPy array on the current device."""
+    import cupy
+
+    return cupy.empty(shape, dtype=dtype)
+
+
+class Variable:
+    """One named tensor: its static type and its array in the target's memory."""
+
+    def __init__(self, name: str, type_: DenseTensorType, target: str) -> None:
+        if not type_.is_static:
+            raise ShapeError(
+                f"variable '{name}' has the dynamic type {print_type(type_)}: the runtime "
+                "needs static shapes (specialise the program on its feeds first)"
+            )
+        self.name = name
+        self.type = type_
+        self.target = check_target(target)
+        self._array: Any = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.type.dims)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The array's dtype: the element type's, uint16 for bfloat16."""
+        return boundary_dtype(self.type.data_type)
+
+    @property
+    def allocated(self) -> bool:
+        return self._array is not None
+
+    @property
+    def array(self) -> Any:
+        """The variable's array (NumPy on cuda-emu, CuPy on cuda), allocated on first use."""
+        if self._array is None:
+            allocate = device_empty if self.target == "cuda" else aligned_empty
+            self._array = allocate(self.shape, self.dtype)
+        return self._array
+
+    def set(self, value: Any) -> None:
+        """Copy `value` into the variable's own buffer (so its alignment stays). `value` must
+        already have the variable's shape and dtype; a host array goes to the device on cuda."""
+        got_shape = tuple(getattr(value, "shape", ()))
+        got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+        if got_shape != self.shape or got_dtype != self.dtype:
+            raise FeedError(
+                self.name,
+                f"{self.dtype} {list(self.shape)}",
+                f"{got_dtype} {list(got_shape)}",
+            )
+        target = self.array
+        if isinstance(target, np.ndarray):
+            np.copyto(target, value)
+        elif isinstance(value, np.ndarray):
+            target.set(np.asarray(value, order="C"))  # ascontiguousarray makes 0-D 1-D
+        else:
+            target[...] = value
+
+    def to_numpy(self) -> np.ndarray:
+        """A host copy of the array (bfloat16 as uint16 bit patterns)."""
+        array = self.array
+        if isinstance(array, np.ndarray):
+            return array.copy()
+        return array.get()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """`np.asarray(variable)`: the host array (the array itself on cuda-emu, a copy
+        from the GPU on cuda)."""
+        array = self.array if isinstance(self.array, np.ndarray) else self.array.get()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def copy(self) -> Any:
+        """A copy of the array in the target's memory (NumPy or CuPy)."""
+        return self.array.copy()
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name}: {print_type(self.type)}, {self.target})"
+
+
+class Scope:
+    """Variables by name, all on one target."""
+
+    def __init__(self, target: str) -> None:
+        self.target = check_target(target)
+        self._vars: dict[str, Variable] = {}
+
+    def var(self, name: str, type_: DenseTensorType) -> Variable:
+        """The variable `name` of type `type_`: the existing one if its type matches,
+        else a new one (replacing a variable of another type)."""
+        existing = self._vars.get(name)
+        if existing is not None and existing.type is type_:
+            return existing
+        variable = Variable(name, type_, self.target)
+        self._vars[name] = variable
+        return variable
+
+    def __getitem__(self, name: str) -> Variable:
+        try:
+            return self._vars[name]
+        except KeyError:
+            raise CinnError(f"the scope has no variable '{name}'") from None
+
+    def get(self, name: str) -> Variable | None:
+        return self._vars.get(name)
+
+    def get_tensor(self, name: str) -> Any:
+        """The array of variable `name` (the seed's `scope->GetTensor`)."""
+        return self[name].array
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._vars
+
+    def __iter__(self) -> Iterator[Variable]:
+        return iter(self._vars.values())
+
+    def __len__(self) -> int:
+        return len(self._vars)
+
+    def var_names(self) -> list[str]:
+        return list(self._vars)
+
+    def keep_only(self, names: Iterable[str]) -> None:
+        """Drop every variable not in `names` (and its array)."""
+        keep = set(names)
+        for name in [n for n in self._vars if n not in keep]:
+            del self._vars[name]
+
+    def __repr__(self) -> str:
+        return f"Scope({self.target}, {len(self)} variables)"
+
+
+def BuildScope(target: str, program: Program) -> Scope:  # noqa: N802 - the seed's name
+    """A Scope with a variable for every tensor value of `program` (`var_<N>`), its
+    parameters filled in from `program.parameters`. The shapes must be static. Compiling
+    (`PIRCompiler.build`) then drops the variables of values that live only inside a
+    kernel and adds those of Tensor[] elements a library op writes."""
+    scope = Scope(target)
+    names = NameTable(program)
+    for op in program.block:
+        for result in op.results:
+            if isinstance(result.type, DenseTensorType):
+                scope.var(names.buffer(result), result.type)
+    for op in program.parameter_ops():
+        name = str(op.attr("parameter_name"))
+        array, type_ = program.parameters.get(name), op.result(0).type
+        if array is not None and isinstance(type_, DenseTensorType):
+            scope[names.buffer(op.result(0))].set(check_array(name, to_array(name, array), type_))
+    return scope

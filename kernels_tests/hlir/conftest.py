@@ -1,0 +1,9 @@
+"""This folder goes on sys.path so that tests can `import op_cases` (pytest runs with
+--import-mode=importlib, which does not add it)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,842 @@
+"""A table of small programs, one per lowered op and configuration, with their feeds.
+
+Each `OpCase` builds a program with `Builder` (data inputs, the op with its attributes;
+mutable attributes as the `full` / `full_int_array` / `combine` operands Paddle
+writes, which `fold_mutable_attributes` then folds) and deterministic feeds (seeded by
+the case id) in ranges where the op is defined and the comparison meaningful. Shapes
+cover broadcasting, odd extents (7, 33, 1000: no multiple of 4 or 32), 0-D and
+one-element tensors, empty tensors; dtypes float32 and, where the op takes them,
+float16, bfloat16, int32 and bool. Cases marked `compiled_only` are too big for the
+Python interpreter and are meant for compiled targets.
+
+    for case in CASES:
+        program, feeds = case.build()          # feeds by data name; bfloat16 as uint16
+        group = fused_group(program)           # after the passes, every op in one group
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cinn_py.hlir.group import Group
+from cinn_py.hlir.grouping import make_group
+from cinn_py.pir.builder import Builder
+from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
+from cinn_py.pir.passes import PassManager
+from cinn_py.pir.program import Program
+from cinn_py.pir.value import Value
+
+F32 = DataType.FLOAT32
+F16 = DataType.FLOAT16
+BF16 = DataType.BFLOAT16
+F64 = DataType.FLOAT64
+I32 = DataType.INT32
+I64 = DataType.INT64
+BOOL = DataType.BOOL
+FLOATS = (F32, F16, BF16)
+
+Shape = tuple[int, ...]
+
+
+# ---- values ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Values:
+    """How to draw an input: `uniform` in [low, high] (integers: inclusive ints),
+    `halves` (multiples of 0.5, for rounding ties), `special` (uniform with NaN, +-inf
+    and +-0 mixed in); bool inputs are fair coin flips. `nonzero` keeps magnitudes >= 0.5 (integers: >= 1)."""
+
+    kind: str = "uniform"
+    low: float = -3.0
+    high: float = 3.0
+    nonzero: bool = False
+
+    def draw(self, rng: np.random.Generator, shape: Shape, dtype: DataType) -> np.ndarray:
+        if dtype is BOOL:
+            return np.asarray(rng.random(shape) < 0.5)
+        if dtype.is_integer:
+            ints = rng.integers(int(self.low), int(self.high) + 1, size=shape)
+            if self.nonzero:
+                ints = np.where(ints == 0, 1, ints)
+            return ints.astype(dtype.numpy)
+        if self.kind == "halves":
+            values = rng.integers(int(2 * self.low), int(2 * self.high) + 1, size=shape) / 2
+        else:
+            values = rng.uniform(self.low, self.high, size=shape)
+        if self.nonzero:
+            magnitude = np.maximum(np.abs(values), 0.5)
+            values = np.where(values < 0, -magnitude, magnitude)
+        if self.kind == "special" and values.size:
+            flat = values.reshape(-1)
+            picks = rng.permutation(flat.size)[: min(flat.size, 5)]
+            flat[picks] = [np.nan, np.inf, -np.inf, 0.0, -0.0][: len(picks)]
+        return _to_storage(np.asarray(values), dtype)
+
+
+def _bf16(values: np.ndarray) -> np.ndarray:
+    return float32_to_bfloat16(values.astype(np.float32))
+
+
+def _to_storage(values: np.ndarray, dtype: DataType) -> np.ndarray:
+    if dtype is BF16:
+        return _bf16(values).reshape(values.shape)
+    return values.astype(dtype.numpy)
+
+
+NORMAL = Values()
+SPECIAL = Values("special", -4.0, 4.0)
+NONZERO = Values(low=-3.0, high=3.0, nonzero=True)
+POSITIVE = Values(low=0.1, high=4.0)
+INTS = Values(low=-20, high=20)
+INTS_NONZERO = Values(low=-9, high=9, nonzero=True)
+BOOLS = Values()
+
+
+@dataclass(frozen=True)
+class Input:
+    shape: Shape
+    dtype: DataType = F32
+    values: Values = NORMAL
+
+
+# ---- cases -------------------------------------------------------------------------------
+
+Make = Callable[["Net", list[Value]], Any]
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """`make(net, inputs)` adds the ops under test on the `pd_op.data` values of
+    `inputs` (named x0, x1, ...); the program's outputs are the results nothing reads."""
+
+    id: str
+    op: str
+    inputs: tuple[Input, ...]
+    make: Make = field(repr=False)
+    compiled_only: bool = False
+
+    def build(self) -> tuple[Program, dict[str, np.ndarray]]:
+        """A fresh program and its feeds (by data name), the same on every call."""
+        program = Program()
+        net = Net(program)
+        data = [net.data(f"x{k}", i.shape, i.dtype) for k, i in enumerate(self.inputs)]
+        self.make(net, data)
+        rng = np.random.default_rng(zlib.crc32(self.id.encode()))
+        feeds = {f"x{k}": i.values.draw(rng, i.shape, i.dtype) for k, i in enumerate(self.inputs)}
+        return program, feeds
+
+
+class Net:
+    """Builder shorthands for the ops and the constant operands Paddle writes."""
+
+    def __init__(self, program: Program) -> None:
+        self.b = Builder(program)
+
+    def data(self, name: str, shape: Shape, dtype: DataType) -> Value:
+        return self.b.op("pd_op.data", name=name, shape=list(shape), dtype=dtype)
+
+    def op(self, name: str, /, *operands: Value | None, **attrs: Any) -> Any:
+        return self.b.op(f"pd_op.{name}", *operands, **attrs)
+
+    def ints(self, values: Sequence[int]) -> Value:
+        return self.b.op("pd_op.full_int_array", value=list(values))
+
+    def scalar(self, value: float, dtype: DataType = F32) -> Value:
+        return self.b.op("pd_op.full", shape=[1], value=value, dtype=dtype)
+
+    def vec(self, values: Sequence[Value]) -> Value:
+        return self.b.create("builtin.combine", list(values)).result()
+
+    def unpack(self, vector: Value) -> Any:
+        return self.b.op("builtin.split", vector)
+
+    def item(self, vector: Value, index: int) -> Value:
+        return self.b.create("builtin.slice", [vector], {"index": index}).result()
+
+
+def fused_group(program: Program, name: str = "group_0") -> Group:
+    """Runs the passes (fold mutable attributes, dead-code elimination), then puts every
+    op but `pd_op.data` into one FUSED group."""
+    PassManager().run(program)
+    ops = [op for op in program.block if op.name != "pd_op.data"]
+    return make_group(name, ops, program)
+
+
+CASES: list[OpCase] = []
+
+
+def case(id: str, op: str, inputs: Sequence[Input], make: Make, big: bool = False) -> None:
+    if any(c.id == id for c in CASES):
+        raise ValueError(f"duplicate case id {id}")
+    CASES.append(OpCase(id, f"pd_op.{op}", tuple(inputs), make, big))
+
+
+def _tag(dtype: DataType) -> str:
+    return dtype.short
+
+
+def _shape_tag(shape: Shape) -> str:
+    return "x".join(map(str, shape)) if shape else "0d"
+
+
+def call(op: str, **attrs: Any) -> Make:
+    """`make` for an op applied to every input, with plain attributes."""
+    return lambda net, xs: net.op(op, *xs, **attrs)
+
+
+# ---- elementwise unary --------------------------------------------------------------------
+
+UNARY_SHAPES: list[tuple[Shape, DataType, bool]] = [
+    ((7, 33), F32, False),
+    ((), F32, False),
+    ((1,), F32, False),
+    ((2, 3, 5), F16, False),
+    ((7, 33), BF16, False),
+    ((1000,), F32, False),
+    ((33, 257), F32, True),
+    ((3, 1000), F16, True),
+]
+
+
+def unary_cases(
+    op: str, values: Values, *, ints: Values | None = None, attrs: dict | None = None, tag: str = ""
+) -> None:
+    attrs = attrs or {}
+    name = f"{op}{tag}"
+    for shape, dtype, big in UNARY_SHAPES:
+        case(
+            f"{name}-{_tag(dtype)}-{_shape_tag(shape)}",
+            op,
+            [Input(shape, dtype, values)],
+            call(op, **attrs),
+            big,
+        )
+    if ints is not None:
+        case(f"{name}-i32-7x33", op, [Input((7, 33), I32, ints)], call(op, **attrs))
+
+
+for _op, _values in [
+    ("exp", Values(low=-4, high=4)),
+    ("expm1", Values(low=-2, high=2)),
+    ("log", Values(low=0.05, high=10)),
+    ("log1p", Values(low=-0.9, high=5)),
+    ("log2", Values(low=0.05, high=10)),
+    ("sqrt", Values(low=0.0, high=10)),
+    ("rsqrt", Values(low=0.05, high=10)),
+    ("sin", Values(low=-6, high=6)),
+    ("cos", Values(low=-6, high=6)),
+    ("tan", Values(low=-1.3, high=1.3)),
+    ("tanh", Values(low=-4, high=4)),
+    ("erf", Values(low=-3, high=3)),
+    ("sigmoid", Values(low=-8, high=8)),
+    ("silu", Values(low=-8, high=8)),
+    ("hardswish", Values(low=-6, high=6)),
+]:
+    unary_cases(_op, _values)
+
+case("exp-i32-small", "exp", [Input((7, 5), I32, Values(low=-5, high=5))], call("exp"))
+case("sqrt-f64-7x5", "sqrt", [Input((7, 5), F64, POSITIVE)], call("sqrt"))
+case("sigmoid-special", "sigmoid", [Input((7, 5), F32, SPECIAL)], call("sigmoid"))
+case("silu-special", "silu", [Input((7, 5), F32, SPECIAL)], call("silu"))
+case("hardswish-special", "hardswish", [Input((7, 5), F32, SPECIAL)], call("hardswish"))
+
+unary_cases("relu", SPECIAL, ints=INTS)
+unary_cases("relu6", Values("special", -3, 9), ints=INTS)
+unary_cases("abs", SPECIAL, ints=INTS)
+unary_cases("sign", SPECIAL, ints=INTS)
+unary_cases("floor", Values(low=-5, high=5), ints=INTS)
+unary_cases("ceil", Values(low=-5, high=5), ints=INTS)
+unary_cases("square", NORMAL, ints=INTS)
+unary_cases("reciprocal", NONZERO, ints=INTS_NONZERO)
+unary_cases("round", Values("halves", -5, 5), ints=INTS)
+unary_cases("round", Values(low=-5, high=5), attrs={"decimals": 2}, tag="_d2")
+unary_cases("round", Values(low=-500, high=500), attrs={"decimals": -1}, tag="_dm1")
+unary_cases("gelu", Values(low=-4, high=4), attrs={"approximate": False})
+unary_cases("gelu", Values(low=-4, high=4), attrs={"approximate": True}, tag="_tanh")
+unary_cases("leaky_relu", SPECIAL, attrs={"negative_slope": 0.1})
+case("leaky_relu-default", "leaky_relu", [Input((7, 5), F32)], call("leaky_relu"))
+unary_cases("hardsigmoid", Values("special", -5, 5), attrs={"slope": 1 / 6, "offset": 0.5})
+case("hardsigmoid-default", "hardsigmoid", [Input((7, 5), F32)], call("hardsigmoid"))
+unary_cases("pow", POSITIVE, attrs={"y": 2.5})
+unary_cases("pow", NORMAL, ints=Values(low=-6, high=6), attrs={"y": 3.0}, tag="_3")
+case("pow_special-f32", "pow", [Input((7, 5), F32, SPECIAL)], call("pow", y=-1.0))
+case("pow_special3-f32", "pow", [Input((7, 5), F32, SPECIAL)], call("pow", y=3.0))
+case("pow_zero-i32", "pow", [Input((7, 5), I32, INTS)], call("pow", y=0.0))
+case("pow_neg-i32", "pow", [Input((7, 5), I32, INTS_NONZERO)], call("pow", y=-1.0))
+
+for _dtype in (F32, F16, BF16, I32):
+    for _after in (True, False):
+        _values = INTS if _dtype is I32 else NORMAL
+        case(
+            f"scale-{_tag(_dtype)}-{'after' if _after else 'before'}",
+            "scale",
+            [Input((7, 33), _dtype, _values)],
+            lambda net, xs, after=_after: net.op(
+                "scale", xs[0], net.scalar(2.5), bias=1.5, bias_after_scale=after
+            ),
+        )
+case(
+    "scale-f32-0d",
+    "scale",
+    [Input((), F32)],
+    lambda net, xs: net.op("scale", xs[0], net.scalar(-3.0)),
+)
+
+for _dtype, _values, _shape in [
+    (F32, SPECIAL, (7, 33)),
+    (F16, SPECIAL, (2, 3, 5)),
+    (BF16, NORMAL, (7, 33)),
+    (I32, INTS, (7, 33)),
+    (F32, NORMAL, ()),
+]:
+    case(
+        f"clip-{_tag(_dtype)}-{_shape_tag(_shape)}",
+        "clip",
+        [Input(_shape, _dtype, _values)],
+        lambda net, xs: net.op("clip", xs[0], net.scalar(-1.5), net.scalar(2.0)),
+    )
+
+for _src, _dst, _values in [
+    (F32, F16, Values(low=-70000, high=70000)),
+    (F32, BF16, NORMAL),
+    (F32, I32, Values("special", -100, 100)),
+    (I32, F32, INTS),
+    (F32, BOOL, SPECIAL),
+    (BOOL, F32, BOOLS),
+    (BOOL, I32, BOOLS),
+    (F16, BF16, NORMAL),
+    (BF16, F16, NORMAL),
+    (BF16, F32, NORMAL),
+    (F16, I32, Values(low=-100, high=100)),
+    (I32, BOOL, INTS),
+    (I32, I64, INTS),
+    (I64, F16, Values(low=-3000, high=3000)),
+    (F32, F64, NORMAL),
+    (F64, F32, NORMAL),
+]:
+    case(
+        f"cast-{_tag(_src)}-{_tag(_dst)}",
+        "cast",
+        [Input((7, 33), _src, _values)],
+        call("cast", dtype=_dst),
+    )
+case("cast-f32-f16-0d", "cast", [Input((), F32)], call("cast", dtype=F16))
+
+for _op in ("isnan", "isinf", "isfinite"):
+    for _dtype, _values in [(F32, SPECIAL), (F16, SPECIAL), (BF16, SPECIAL), (I32, INTS)]:
+        case(f"{_op}-{_tag(_dtype)}", _op, [Input((7, 33), _dtype, _values)], call(_op))
+    case(f"{_op}-f32-0d", _op, [Input((), F32, SPECIAL)], call(_op))
+
+for _dtype, _values in [(BOOL, BOOLS), (F32, SPECIAL), (I32, Values(low=-2, high=2))]:
+    case(
+        f"logical_not-{_tag(_dtype)}",
+        "logical_not",
+        [Input((7, 33), _dtype, _values)],
+        call("logical_not"),
+    )
+
+
+# ---- elementwise binary ----------------------------------------------------------------------
+
+BINARY_SHAPES: list[tuple[str, Shape, Shape, bool]] = [
+    ("same", (7, 33), (7, 33), False),
+    ("bcast", (7, 1), (1, 33), False),
+    ("row", (33,), (7, 33), False),
+    ("0d_x", (), (7, 33), False),
+    ("3d", (5, 1, 3), (4, 1), False),
+    ("one", (1,), (1,), False),
+    ("0d", (), (), False),
+    ("col_big", (64, 1), (64, 1000), True),
+]
+
+
+def binary_cases(
+    op: str,
+    x: Values,
+    y: Values,
+    *,
+    ints: tuple[Values, Values] | None = None,
+    dtypes: Sequence[DataType] = (F16, BF16),
+) -> None:
+    for tag, xs, ys, big in BINARY_SHAPES:
+        case(f"{op}-f32-{tag}", op, [Input(xs, F32, x), Input(ys, F32, y)], call(op), big)
+    for dtype in dtypes:
+        case(
+            f"{op}-{_tag(dtype)}-bcast",
+            op,
+            [Input((7, 1), dtype, x), Input((7, 33), dtype, y)],
+            call(op),
+        )
+    if ints is not None:
+        case(
+            f"{op}-i32-bcast",
+            op,
+            [Input((7, 33), I32, ints[0]), Input((33,), I32, ints[1])],
+            call(op),
+        )
+
+
+binary_cases("add", NORMAL, NORMAL, ints=(INTS, INTS))
+binary_cases("subtract", NORMAL, NORMAL, ints=(INTS, INTS))
+binary_cases("multiply", NORMAL, NORMAL, ints=(INTS, INTS))
+binary_cases("divide", NORMAL, NONZERO, ints=(INTS, INTS_NONZERO))
+binary_cases("floor_divide", Values(low=-10, high=10), NONZERO, ints=(INTS, INTS_NONZERO))
+binary_cases("remainder", Values(low=-10, high=10), NONZERO, ints=(INTS, INTS_NONZERO))
+binary_cases("maximum", SPECIAL, SPECIAL, ints=(INTS, INTS))
+binary_cases("minimum", SPECIAL, SPECIAL, ints=(INTS, INTS))
+binary_cases(
+    "elementwise_pow",
+    POSITIVE,
+    Values(low=-2, high=2),
+    ints=(INTS_NONZERO, Values(low=-2, high=4)),
+)
+case(
+    "elementwise_pow-f32-negbase",
+    "elementwise_pow",
+    [Input((7, 33), F32, SPECIAL), Input((7, 33), F32, Values("halves", -3, 3))],
+    call("elementwise_pow"),
+)
+case(
+    "add-i32-wrap",
+    "add",
+    [Input((7, 5), I32, Values(low=2**30, high=2**31 - 1))] * 2,
+    call("add"),
+)
+case(
+    "floor_divide-f32-ties",
+    "floor_divide",
+    [
+        Input((7, 33), F32, Values("halves", -5, 5)),
+        Input((7, 33), F32, Values("halves", -2, 2, True)),
+    ],
+    call("floor_divide"),
+)
+case(
+    "floor_divide-f32-inexact",
+    "floor_divide",
+    [Input((3, 5), F32, Values(low=1.0, high=1.0)), Input((3, 5), F32, Values(low=0.1, high=0.1))],
+    call("floor_divide"),
+)
+case(
+    "remainder-f32-special",
+    "remainder",
+    [Input((7, 5), F32, SPECIAL), Input((7, 5), F32, NONZERO)],
+    call("remainder"),
+)
+
+for _op in ("equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal"):
+    for tag, xs, ys, big in BINARY_SHAPES:
+        if tag in ("same", "bcast", "0d", "col_big"):
+            case(
+                f"{_op}-f32-{tag}",
+                _op,
+                [Input(xs, F32, SPECIAL), Input(ys, F32, SPECIAL)],
+                call(_op),
+                big,
+            )
+    case(
+        f"{_op}-halves",
+        _op,
+        [
+            Input((7, 33), F32, Values("halves", -2, 2)),
+            Input((7, 33), F32, Values("halves", -2, 2)),
+        ],
+        call(_op),
+    )
+    case(
+        f"{_op}-i32",
+        _op,
+        [Input((7, 33), I32, Values(low=-3, high=3)), Input((33,), I32, Values(low=-3, high=3))],
+        call(_op),
+    )
+    case(f"{_op}-bool", _op, [Input((7, 33), BOOL), Input((7, 1), BOOL)], call(_op))
+    case(
+        f"{_op}-f16",
+        _op,
+        [
+            Input((7, 33), F16, Values("halves", -2, 2)),
+            Input((7, 33), F16, Values("halves", -2, 2)),
+        ],
+        call(_op),
+    )
+    case(
+        f"{_op}-bf16",
+        _op,
+        [
+            Input((7, 33), BF16, Values("halves", -2, 2)),
+            Input((33,), BF16, Values("halves", -2, 2)),
+        ],
+        call(_op),
+    )
+    case(
+        f"{_op}-i32-f32",
+        _op,
+        [Input((7, 33), I32, Values(low=-3, high=3)), Input((7, 33), F32, Values("halves", -3, 3))],
+        call(_op),
+    )
+
+for _op in ("logical_and", "logical_or", "logical_xor"):
+    case(f"{_op}-bool-bcast", _op, [Input((7, 33), BOOL), Input((7, 1), BOOL)], call(_op))
+    case(f"{_op}-bool-0d", _op, [Input((), BOOL), Input((), BOOL)], call(_op))
+    case(
+        f"{_op}-i32",
+        _op,
+        [Input((7, 33), I32, Values(low=-2, high=2)), Input((7, 33), I32, Values(low=-2, high=2))],
+        call(_op),
+    )
+    case(f"{_op}-f32", _op, [Input((7, 33), F32, SPECIAL), Input((33,), F32, SPECIAL)], call(_op))
+    case(
+        f"{_op}-big",
+        _op,
+        [Input((33, 257), BOOL), Input((257,), BOOL)],
+        call(_op),
+        big=True,
+    )
+
+for _dtype, _values in [(F32, NORMAL), (F16, NORMAL), (BF16, NORMAL), (I32, INTS), (BOOL, BOOLS)]:
+    case(
+        f"where-{_tag(_dtype)}",
+        "where",
+        [Input((7, 33), BOOL), Input((7, 33), _dtype, _values), Input((7, 33), _dtype, _values)],
+        call("where"),
+    )
+case(
+    "where-f32cond",
+    "where",
+    [Input((7, 33), F32, SPECIAL), Input((7, 33), F32), Input((7, 33), F32)],
+    call("where"),
+)
+case("where-0d", "where", [Input((), BOOL), Input(()), Input(())], call("where"))
+
+
+# ---- creation ---------------------------------------------------------------------------
+
+
+def _full(shape: Shape, value: float, dtype: DataType) -> Make:
+    return lambda net, xs: net.op("full", shape=list(shape), value=value, dtype=dtype)
+
+
+for _dtype, _value in [(F32, 2.5), (I32, 2.7), (I32, -2.7), (BOOL, 3.0), (F16, 0.1), (BF16, 0.1)]:
+    case(f"full-{_tag(_dtype)}-{_value}", "full", [], _full((7, 33), _value, _dtype))
+case("full-f32-0d", "full", [], _full((), -1.25, F32))
+case("full-f32-empty", "full", [], _full((0, 3), 1.0, F32))
+case(
+    "full-into-add",
+    "full",
+    [Input((7, 33))],
+    lambda net, xs: net.op("add", xs[0], net.op("full", shape=[7, 33], value=0.5, dtype=F32)),
+)
+for _dtype, _value in [(F32, 3.0), (I32, -1.5), (BOOL, 1.0), (F16, 1 / 3)]:
+    case(
+        f"full_like-{_tag(_dtype)}",
+        "full_like",
+        [Input((7, 33))],
+        lambda net, xs, d=_dtype, v=_value: net.op("full_like", xs[0], net.scalar(v), dtype=d),
+    )
+for _dtype in (I64, I32):
+    case(
+        f"full_int_array-{_tag(_dtype)}",
+        "full_int_array",
+        [],
+        lambda net, xs, d=_dtype: net.op("full_int_array", value=[3, -1, 7, 0, 2**20], dtype=d),
+    )
+for _dtype, _values in [(F32, NORMAL), (BOOL, BOOLS), (BF16, NORMAL), (I32, INTS)]:
+    case(f"assign-{_tag(_dtype)}", "assign", [Input((7, 33), _dtype, _values)], call("assign"))
+case("assign-0d", "assign", [Input(())], call("assign"))
+
+
+# ---- manipulation ------------------------------------------------------------------------
+
+
+def _with_ints(op: str, values: Sequence[int], **attrs: Any) -> Make:
+    return lambda net, xs: net.op(op, xs[0], net.ints(values), **attrs)
+
+
+for _id, _shape, _target, _dtype in [
+    ("2d", (7, 33), [33, 7], F32),
+    ("infer", (4, 6), [2, -1, 3], F32),
+    ("copy0", (4, 6), [0, 2, 3], F16),
+    ("flat", (2, 3, 5), [-1], BF16),
+    ("0d_to_1", (), [1], F32),
+    ("1_to_0d", (1,), [], F32),
+    ("ones", (7, 1, 33), [7, 33, 1], I32),
+    ("bool", (6, 5), [3, 10], BOOL),
+    ("big", (33, 1000), [1000, 33], F32),
+]:
+    case(
+        f"reshape-{_id}",
+        "reshape",
+        [Input(_shape, _dtype, INTS if _dtype is I32 else NORMAL)],
+        _with_ints("reshape", _target),
+        _id == "big",
+    )
+
+for _id, _shape, _axes in [
+    ("mid", (7, 1, 33), [1]),
+    ("all", (1, 33, 1), []),
+    ("neg", (7, 33, 1), [-1]),
+    ("keep", (7, 33), [0]),
+    ("0d", (), []),
+]:
+    case(f"squeeze-{_id}", "squeeze", [Input(_shape)], _with_ints("squeeze", _axes))
+
+for _id, _shape, _axes in [("ends", (7, 33), [0, -1]), ("0d", (), [0]), ("mid", (7, 33), [1, 1])]:
+    case(f"unsqueeze-{_id}", "unsqueeze", [Input(_shape, F16)], _with_ints("unsqueeze", _axes))
+
+for _id, _shape, _start, _stop in [
+    ("mid", (2, 3, 5, 7), 1, 2),
+    ("all", (2, 3, 5), 0, -1),
+    ("0d", (), 0, -1),
+    ("one", (7, 33), 1, 1),
+]:
+    case(
+        f"flatten-{_id}",
+        "flatten",
+        [Input(_shape, BF16)],
+        call("flatten", start_axis=_start, stop_axis=_stop),
+    )
+
+for _id, _shape, _perm, _dtype in [
+    ("2d", (7, 33), [1, 0], F32),
+    ("3d", (2, 3, 5), [2, 0, 1], F16),
+    ("neg", (2, 3, 5), [-1, 1, 0], I32),
+    ("bool", (7, 33), [1, 0], BOOL),
+    ("ones", (1, 7, 1), [2, 1, 0], F32),
+    ("big", (33, 1000), [1, 0], F32),
+]:
+    case(
+        f"transpose-{_id}",
+        "transpose",
+        [Input(_shape, _dtype, INTS if _dtype is I32 else NORMAL)],
+        call("transpose", perm=_perm),
+        _id == "big",
+    )
+
+for _id, _shape, _target, _dtype in [
+    ("col", (7, 1), [7, 33], F32),
+    ("rank", (33,), [5, 33], BF16),
+    ("0d", (), [3, 4], F32),
+    ("keep", (7, 1), [-1, 5], I32),
+    ("bool", (1, 33), [7, 33], BOOL),
+    ("big", (64, 1), [64, 1000], F32),
+]:
+    case(
+        f"expand-{_id}",
+        "expand",
+        [Input(_shape, _dtype, INTS if _dtype is I32 else NORMAL)],
+        _with_ints("expand", _target),
+        _id == "big",
+    )
+
+for _id, _shape, _repeats, _dtype in [
+    ("2d", (7, 3), [2, 3], F32),
+    ("rank", (3,), [2, 1, 2], F16),
+    ("ones", (1, 5), [4, 1], F32),
+    ("0d", (), [3], I32),
+]:
+    case(
+        f"tile-{_id}",
+        "tile",
+        [Input(_shape, _dtype, INTS if _dtype is I32 else NORMAL)],
+        _with_ints("tile", _repeats),
+    )
+
+
+def _concat(axis: int) -> Make:
+    return lambda net, xs: net.op("concat", net.vec(xs), net.scalar(axis, I32))
+
+
+for _id, _shapes, _axis, _dtype in [
+    ("cols", [(7, 3), (7, 5), (7, 1)], 1, F32),
+    ("rows", [(2, 3), (4, 3)], 0, F16),
+    ("neg", [(2, 3, 5), (2, 3, 2)], -1, BF16),
+    ("empty", [(7, 0), (7, 3)], 1, F32),
+    ("single", [(7, 33)], 0, F32),
+    ("bool", [(3, 4), (3, 4)], 0, BOOL),
+]:
+    case(
+        f"concat-{_id}",
+        "concat",
+        [Input(s, _dtype, BOOLS if _dtype is BOOL else NORMAL) for s in _shapes],
+        _concat(_axis),
+    )
+
+for _id, _shape, _count, _axis in [
+    ("first", (7, 33), 3, 0),
+    ("last", (4, 5), 2, -1),
+    ("0d", (), 3, 0),
+]:
+    case(
+        f"stack-{_id}",
+        "stack",
+        [Input(_shape)] * _count,
+        lambda net, xs, a=_axis: net.op("stack", net.vec(xs), axis=a),
+    )
+
+
+def _split(sections: list[int], axis: int) -> Make:
+    def make(net: Net, xs: list[Value]) -> Any:
+        parts = net.op("split", xs[0], net.ints(sections), net.scalar(axis, I32))
+        return net.unpack(parts)
+
+    return make
+
+
+case("split-cols", "split", [Input((7, 33))], _split([10, 20, 3], 1))
+case("split-rest", "split", [Input((7, 33), F16)], _split([-1, 2], 0))
+
+
+def _split_with_num(num: int, axis: int) -> Make:
+    def make(net: Net, xs: list[Value]) -> Any:
+        return net.unpack(net.op("split_with_num", xs[0], net.scalar(axis, I32), num=num))
+
+    return make
+
+
+case("split_with_num-rows", "split_with_num", [Input((6, 33), BF16)], _split_with_num(3, 0))
+case("split_with_num-neg", "split_with_num", [Input((7, 33), I32, INTS)], _split_with_num(3, -1))
+
+
+def _slice(axes: list[int], starts: list[int], ends: list[int], decrease: list[int]) -> Make:
+    def make(net: Net, xs: list[Value]) -> Any:
+        return net.op(
+            "slice",
+            xs[0],
+            net.ints(starts),
+            net.ints(ends),
+            axes=axes,
+            infer_flags=[1] * len(axes),
+            decrease_axis=decrease,
+        )
+
+    return make
+
+
+for _id, _args in [
+    ("cols", ([1], [2], [30], [])),
+    ("clamp", ([0, 1], [-3, 0], [100, -1], [])),
+    ("decrease", ([0], [2], [3], [0])),
+    ("empty", ([1], [5], [2], [])),
+    ("to_0d", ([0, 1], [1, 4], [2, 5], [0, 1])),
+]:
+    case(f"slice-{_id}", "slice", [Input((7, 33))], _slice(*_args))
+
+
+def _strided(axes: list[int], starts: list[int], ends: list[int], strides: list[int]) -> Make:
+    def make(net: Net, xs: list[Value]) -> Any:
+        return net.op(
+            "strided_slice",
+            xs[0],
+            net.ints(starts),
+            net.ints(ends),
+            net.ints(strides),
+            axes=axes,
+        )
+
+    return make
+
+
+for _id, _args in [
+    ("step", ([1], [1], [30], [3])),
+    ("back", ([1], [30], [2], [-4])),
+    ("both", ([0, 1], [-1, 0], [-8, 33], [-2, 5])),
+]:
+    case(f"strided_slice-{_id}", "strided_slice", [Input((7, 33), F16)], _strided(*_args))
+
+
+def _gather(axis: int) -> Make:
+    return lambda net, xs: net.op("gather", xs[0], xs[1], net.scalar(axis, I32))
+
+
+for _id, _x, _index, _axis in [
+    ("rows", Input((7, 33)), Input((5,), I32, Values(low=-7, high=6)), 0),
+    ("cols", Input((7, 33), BF16), Input((4,), I64, Values(low=0, high=32)), 1),
+    ("0d", Input((7, 33)), Input((), I64, Values(low=0, high=6)), 0),
+    ("0d_out", Input((7,), I32, INTS), Input((), I32, Values(low=-7, high=6)), 0),
+]:
+    case(f"gather-{_id}", "gather", [_x, _index], _gather(_axis))
+
+for _id, _padding in [("plain", -1), ("padding", 2)]:
+    case(
+        f"embedding-{_id}",
+        "embedding",
+        [Input((3, 5), I64, Values(low=0, high=9)), Input((10, 8))],
+        call("embedding", padding_idx=_padding),
+    )
+
+
+# ---- several ops and the Tensor[] glue in one group -------------------------------------
+
+
+def _chain(net: Net, xs: list[Value]) -> Any:
+    return net.op("relu", net.op("add", net.op("exp", xs[0]), xs[1]))
+
+
+case("fused-exp-add-relu", "add", [Input((7, 33)), Input((33,))], _chain)
+case(
+    "fused-concat-computed",
+    "concat",
+    [Input((7, 3)), Input((7, 5))],
+    lambda net, xs: net.op(
+        "concat",
+        net.vec([net.op("exp", xs[0]), net.op("scale", xs[1], net.scalar(2.0))]),
+        net.scalar(1, I32),
+    ),
+)
+
+
+def _split_add(net: Net, xs: list[Value]) -> Any:
+    first, second = net.unpack(net.op("split", xs[0], net.ints([4, 4]), net.scalar(1, I32)))
+    return net.op("add", first, second)
+
+
+case("fused-split-add", "split", [Input((7, 8))], _split_add)
+case(
+    "fused-slice-item",
+    "split_with_num",
+    [Input((6, 5), F16)],
+    lambda net, xs: net.op(
+        "relu", net.item(net.op("split_with_num", xs[0], net.scalar(0, I32), num=3), 1)
+    ),
+)
+case(
+    "fused-reshape-transpose-add",
+    "reshape",
+    [Input((4, 6)), Input((3, 8))],
+    lambda net, xs: net.op(
+        "add", net.op("transpose", net.op("reshape", xs[0], net.ints([8, 3])), perm=[1, 0]), xs[1]
+    ),
+)
+case(
+    "fused-f16-chain",
+    "cast",
+    [Input((7, 33), F16), Input((7, 1), F16)],
+    lambda net, xs: net.op("cast", net.op("exp", net.op("subtract", xs[0], xs[1])), dtype=F32),
+)
+case(
+    "fused-two-outputs",
+    "multiply",
+    [Input((7, 33))],
+    lambda net, xs: [
+        net.op("sigmoid", net.op("multiply", xs[0], xs[0])),
+        net.op("tanh", net.op("multiply", xs[0], xs[0])),
+    ],
+)
+case(
+    "fused-gelu-bias",
+    "gelu",
+    [Input((7, 33), BF16), Input((33,), BF16)],
+    lambda net, xs: net.op("gelu", net.op("add", xs[0], xs[1]), approximate=True),
+)
+case(
+    "fused-where-compare",
+    "where",
+    [Input((7, 33)), Input((7, 33))],
+    lambda net, xs: net.op("where", net.op("greater_than", xs[0], xs[1]), xs[0], xs[1]),
+)
