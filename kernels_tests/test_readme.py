@@ -24,4 +24,6 @@ def test_readme_python_examples_run(monkeypatch):
     for block in _python_blocks():
         code = block.replace('exe.run(feeds, params={"linear_0.w_0": w, ...})', "None")
         exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
-    assert namespace["outs"]["%1"].shape == (64, 128)
+    assert namespace["outs"]["%5"].shape == (256, 1000)
+    assert namespace["exe"].target in ("cuda", "cuda-emu")
+    assert "__global__" in namespace["exe"].cuda_source

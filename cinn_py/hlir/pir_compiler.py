@@ -19,8 +19,9 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
     compile     g++ (cuda-emu) or NVRTC + module load (cuda): one run, cached on disk;
                 when it fails, each group is compiled alone to name the one at fault
 
-A program with -1 dims needs `feed_shapes` for them. LIBRARY groups, and computing ops in no group, run by their reference kernels
-(`runtime.library`); glue ops become aliases in the storage plan (`runtime.storage`).
+A program with -1 dims needs `feed_shapes` for them. LIBRARY groups, and computing ops
+in no group, run by their reference kernels (`runtime.library`); glue ops become aliases
+in the storage plan (`runtime.storage`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from cinn_py.pir.passes.infer_shapes import specialize_shapes
 from cinn_py.pir.printer import ValueNames, print_op
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
+from cinn_py.pir.verifier import verify_program
 from cinn_py.runtime.device import gpu_facts
 from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.instruction import Instruction
@@ -120,6 +122,7 @@ class PIRCompiler:
                 folder = self._dump.folder
                 manager = PassManager(dump_dir=None if folder is None else str(folder))
                 program = specialize_shapes(manager.run(program), self.feed_shapes)
+                verify_program(program)
                 self._dump.write(
                     f"{len(manager.passes) + 1:02d}_specialize_shapes.pir", str(program)
                 )

@@ -117,6 +117,10 @@ class OpDef:
     results: tuple[str, ...] = ("out",)
     traits: frozenset[str] = frozenset()
     infer_meta: InferMeta | None = None
+    computed_meta: InferMeta | None = None
+    """The result types the kernel really computes, where they differ from the types
+    Paddle declares (`infer_meta` reproduces Paddle's, bugs included, so Paddle's programs
+    verify). The verifier accepts either; `specialize_shapes` uses this one."""
     verify: Verifier | None = None
     variadic_operands: bool = False
     """The op takes any number of operands (builtin.combine); `operands` names the one kind."""

@@ -94,11 +94,15 @@ def verify_op(op: Operation) -> None:
     if op_def.verify is not None:
         op_def.verify(op)
     if op_def.infer_meta is not None and op.name not in _EXPLICIT_TYPES:
-        inferred = list(op_def.infer_meta(InferContext.of(op)))
+        ctx = InferContext.of(op)
+        inferred = list(op_def.infer_meta(ctx))
+        computed = list(op_def.computed_meta(ctx)) if op_def.computed_meta else inferred
         if len(inferred) != op.num_results:
             raise fail(f"infers {len(inferred)} results, has {op.num_results}")
-        for result, expected in zip(op.results, inferred, strict=True):
-            if not types_compatible(result.type, expected):
+        for result, expected, actual in zip(op.results, inferred, computed, strict=True):
+            if not types_compatible(result.type, expected) and not types_compatible(
+                result.type, actual
+            ):
                 raise fail(
                     f"result #{result.index} has type {print_type(result.type)}, "
                     f"but its operands give {print_type(expected)}"

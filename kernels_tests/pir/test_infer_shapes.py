@@ -59,3 +59,13 @@ def test_static_programs_keep_their_declared_types(fixture):
         if fixture == "matmul_batch_broadcast" and old.name == "pd_op.matmul":
             continue
         assert [r.type for r in old.results] == [r.type for r in new.results], old.name
+
+
+def test_specialized_programs_verify():
+    """The specialised data shape is an int_array attribute, and matmul's computed
+    (broadcast) type is one the verifier accepts."""
+    from cinn_py.pir.verifier import verify_program
+
+    verify_program(specialize_shapes(cinn_py.load(FIXTURES / "models" / "mlp"), {"x": (3, 6)}))
+    program = cinn_py.load(FIXTURES / "programs" / "matmul_batch_broadcast" / "program.pir")
+    verify_program(specialize_shapes(program))

@@ -2,10 +2,9 @@
 
 Kernels are generated for static shapes, so before lowering the compiler gives each
 `pd_op.data` the shape of its feed and re-runs every op's `infer_meta` in program order.
-Re-inferring also repairs the one result type Paddle itself declares wrongly:
-Paddle 3.3.1's matmul takes the batch dims of the longer operand instead of
-broadcasting them (`[2,1,3,4] @ [5,4,6]` is declared `2x1x3x6`, the kernel computes
-`2x5x3x6`), so matmul's batch dims are broadcast here as its kernel does.
+Re-inferring also repairs the result types Paddle itself declares wrongly: where an op
+declares `computed_meta` (matmul's batch broadcasting) that is what is inferred, so
+types say what the kernels compute.
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cinn_py.errors import FeedError, ShapeError
-from cinn_py.pir.dialects.pd_op import infer_meta as im
-from cinn_py.pir.op_def import InferContext
+from cinn_py.pir.op_def import InferContext, make_attribute
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
@@ -37,8 +35,8 @@ def specialize_shapes(
         op_def = op.op_def
         if op_def is None or op_def.infer_meta is None or op.name in _DECLARED_TYPES:
             continue
-        ctx = InferContext.of(op)
-        types = _infer_matmul(ctx) if op.name == "pd_op.matmul" else op_def.infer_meta(ctx)
+        infer = op_def.computed_meta or op_def.infer_meta
+        types = infer(InferContext.of(op))
         for result, type_ in zip(op.results, types, strict=True):
             result.type = type_
     return copy
@@ -76,25 +74,9 @@ def _specialize_data(op: Operation, shapes: dict[str, Sequence[int]]) -> None:
     )
     if not fits:
         raise FeedError(name, f"shape {_fmt(declared.dims)}", f"shape {_fmt(dims)}")
-    op.set_attribute("shape", list(dims))
+    op.set_attribute("shape", make_attribute("int_array", list(dims)))
     op.result(0).type = declared.with_dims(dims)
 
 
 def _fmt(dims: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in dims) + "]"
-
-
-def _infer_matmul(ctx: InferContext) -> list[Type]:
-    """matmul's result with its batch dims broadcast (numpy.matmul's rule, what the
-    kernel computes), unlike Paddle's declared type."""
-    x, y = ctx.tensor("x"), ctx.tensor("y")
-    op_def = ctx.op_def
-    (declared,) = op_def.infer_meta(ctx)
-    if x.rank < 3 and y.rank < 3:
-        return [declared]
-    xd = (1,) + x.dims if x.rank == 1 else x.dims
-    yd = y.dims + (1,) if y.rank == 1 else y.dims
-    batch = im.broadcast_shapes(ctx, xd[:-2], yd[:-2])
-    kept = (x.rank > 1) + (y.rank > 1)  # m and n, unless an operand was a vector
-    tail = declared.dims[declared.rank - kept :]
-    return [declared.with_dims(tuple(batch) + tuple(tail))]

@@ -138,6 +138,21 @@ def _infer_matmul(ctx: InferContext) -> list[Type]:
     return [x.with_dims(out)]
 
 
+def _computed_matmul(ctx: InferContext) -> list[Type]:
+    """matmul's result with its batch dims broadcast (numpy.matmul's rule, what the kernel
+    computes). Paddle 3.3.1's infer-meta instead takes the longer operand's batch dims:
+    `[2,1,3,4] @ [5,4,6]` is declared `2x1x3x6`, computed `2x5x3x6`."""
+    x, y = ctx.tensor("x"), ctx.tensor("y")
+    (declared,) = _infer_matmul(ctx)
+    if x.rank < 3 and y.rank < 3:
+        return [declared]
+    xd = (1,) + x.dims if x.rank == 1 else x.dims
+    yd = y.dims + (1,) if y.rank == 1 else y.dims
+    batch = im.broadcast_shapes(ctx, xd[:-2], yd[:-2])
+    kept = (x.rank > 1) + (y.rank > 1)  # m and n, unless an operand was a vector
+    return [declared.with_dims(tuple(batch) + declared.dims[declared.rank - kept :])]
+
+
 def _infer_bmm(ctx: InferContext) -> list[Type]:
     x, y = ctx.tensor("x"), ctx.tensor("y")
     if x.rank != 3 or y.rank != 3:
@@ -219,6 +234,7 @@ OPS = [
         attributes=(attr("transpose_x", "bool", False), attr("transpose_y", "bool", False)),
         traits=traits(OUT_FUSIBLE),
         infer_meta=_infer_matmul,
+        computed_meta=_computed_matmul,
     ),
     OpDef(
         "pd_op.bmm",
