@@ -116,10 +116,54 @@ def build(text: str, options: EmuOptions, *, source: str) -> Path:
     key = cache.cache_key(kind, gxx_version(), "\0".join(flags), headers_digest(), text)
     path = cache.cache_path(kind, key, suffix)
     if not path.exists():
-        path = cache.write(kind, key, suffix, _run_gxx(text, flags, suffix, source))
+        build_flags = flags if options.check else _with_precompiled_header(flags)
+        path = cache.write(kind, key, suffix, _run_gxx(text, build_flags, suffix, source))
     if options.check and not os.access(path, os.X_OK):
         os.chmod(path, 0o755)
     return path
+
+
+PCH_HEADER = "cinn_emu_pch.h"
+"""The emulation headers in one file, precompiled once per flag set (not in checking mode,
+whose sanitizer flags change every build's headers anyway)."""
+
+
+def _with_precompiled_header(flags: list[str]) -> list[str]:
+    """`flags` with `-include cinn_emu.h` replaced by the precompiled header: ~0.4 s per
+    module becomes ~0.15 s. Should the .gch not fit, g++ quietly reads the header."""
+    folder = _precompiled_header_dir(flags)
+    if folder is None:
+        return flags
+    at = flags.index("-include")
+    return [*flags[:at], "-I", str(folder), "-include", PCH_HEADER, *flags[at + 2 :]]
+
+
+def _precompiled_header_dir(flags: list[str]) -> Path | None:
+    """The cache folder holding `cinn_emu_pch.h.gch` for `flags`, built on first use
+    (atomically: a concurrent builder's finished file is as good as ours)."""
+    key = cache.cache_key("cuda-emu-pch", gxx_version(), "\0".join(flags), headers_digest())
+    folder = cache.cache_dir() / "cuda-emu-pch" / key
+    gch = folder / (PCH_HEADER + ".gch")
+    if gch.exists():
+        return folder
+    header_flags = [f for f in flags if f != "-shared"]
+    header_flags[header_flags.index("-x") + 1] = "c++-header"
+    at = header_flags.index("-include")
+    del header_flags[at : at + 2]
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, suffix=".tmp", delete=False) as tmp:
+        partial = Path(tmp.name)
+    result = subprocess.run(
+        [GXX, *header_flags, str(INCLUDE_DIR / PCH_HEADER), "-o", str(partial)],
+        capture_output=True,
+        text=True,
+        env=_gxx_env(),
+    )
+    if result.returncode != 0:
+        partial.unlink(missing_ok=True)
+        return None
+    os.replace(partial, gch)
+    return folder
 
 
 def _run_gxx(text: str, flags: list[str], suffix: str, source: str) -> bytes:

@@ -130,12 +130,48 @@ def test_gxx_really_runs_on_a_miss(monkeypatch) -> None:
     real_run = subprocess.run
 
     def counting_run(command, *args, **kwargs):
-        calls.append(command[0])
+        if "-shared" in command:  # a module build (the first may also build the .gch)
+            calls.append(command[0])
         return real_run(command, *args, **kwargs)
 
     monkeypatch.setattr(emu_build.subprocess, "run", counting_run)
     cuda_emu.compile('extern "C" __global__ void fresh(int* x) { x[1] = 2; }\n')
     assert calls.count(emu_build.GXX) == 1
+
+
+def test_precompiled_header_is_built_once_and_used(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path))
+    commands = []
+    real_run = subprocess.run
+
+    def recording_run(command, *args, **kwargs):
+        commands.append(command)
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(emu_build.subprocess, "run", recording_run)
+    for value in (3, 4):
+        module = cuda_emu.compile(
+            f'extern "C" __global__ void put(int* x) {{ x[threadIdx.x] = {value}; }}\n'
+        )
+        x = np.zeros(4, np.int32)
+        module.launch("put", (1, 1, 1), (4, 1, 1), [x])
+        assert (x == value).all()
+    headers = [c for c in commands if "c++-header" in c]
+    modules = [c for c in commands if "-shared" in c]
+    assert len(headers) == 1 and len(modules) == 2
+    assert all(emu_build.PCH_HEADER in c for c in modules)
+    assert list(tmp_path.glob("cuda-emu-pch/*/cinn_emu_pch.h.gch"))
+
+
+def test_a_broken_precompiled_header_falls_back_to_the_headers(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path))
+    cuda_emu.compile('extern "C" __global__ void one(int* x) { x[0] = 1; }\n')
+    (gch,) = tmp_path.glob("cuda-emu-pch/*/cinn_emu_pch.h.gch")
+    gch.write_bytes(b"not a precompiled header")
+    module = cuda_emu.compile('extern "C" __global__ void two(int* x) { x[0] = 2; }\n')
+    x = np.zeros(1, np.int32)
+    module.launch("two", (1, 1, 1), (1, 1, 1), [x])
+    assert x[0] == 2
 
 
 CUDA_ISMS = r"""
