@@ -3,6 +3,7 @@
     cinn-py print     PROGRAM
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
                               [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check] [-v]
+    cinn-py groups    PROGRAM [--dot FILE] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
     cinn-py dump-cuda PROGRAM [-o DIR] [--shape NAME=2x3 ...] [--target T]
 
@@ -10,7 +11,10 @@
 kernel, the groups listed at its top); with `-o DIR` it writes a self-contained
 `<group>.cu` per fused group instead.
 
-`ir` and `dump-cuda` compile for static shapes: a feed's -1 dims take the sizes given by
+`groups` prints the program after the compiler's passes with each group as a
+`cinn_op.group` op; `--dot FILE` also writes it as Graphviz, one cluster per group.
+
+`groups`, `ir` and `dump-cuda` compile for static shapes: a feed's -1 dims take the sizes given by
 `--shape x=2x3`, else 4 (the size `run` gives them in random feeds), with a note.
 Errors from bad input print as one readable message and exit with status 2; a
 `--check` that finds a mismatch exits with status 1.
@@ -28,6 +32,7 @@ import numpy as np
 from cinn_py import api
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.hlir.group import GroupKind
+from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
 from cinn_py.hlir.pir_compiler import PIRCompiler, Stages, group_heading, group_source
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
@@ -86,6 +91,18 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=_cmd_run)
 
+    groups = commands.add_parser("groups", help="print the program with its fused groups")
+    groups.add_argument("program", help="program text, model.json, its folder or prefix")
+    groups.add_argument("--dot", metavar="FILE", help="also write the groups as Graphviz here")
+    groups.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
+    )
+    groups.set_defaults(handler=_cmd_groups)
+
     ir = commands.add_parser("ir", help="print the loop IR of every fused group")
     ir.add_argument("program", help="program text, model.json, its folder or prefix")
     ir.add_argument("--stage", choices=("lowered", "scheduled"), required=True)
@@ -138,6 +155,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.check:
         expected = api.compile(program, "reference").run(feeds, params, args.fetch)
         return _report_check(outputs, expected, exe.target)
+    return 0
+
+
+def _cmd_groups(args: argparse.Namespace) -> int:
+    program = api.load(args.program)
+    compiler = PIRCompiler(
+        program, api.default_target(), feed_shapes=_feed_shapes(program, args.shape)
+    )
+    stages = compiler.stages(until="grouping")
+    grouped = groups_to_program(stages.program, stages.groups)
+    text = print_program(grouped)
+    if args.dot:
+        with open(args.dot, "w", encoding="utf-8") as f:
+            f.write(groups_to_dot(grouped))
+    sys.stdout.write(text)
     return 0
 
 

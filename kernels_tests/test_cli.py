@@ -244,3 +244,54 @@ def test_dump_cuda_writes_sources_nvrtc_compiles_as_they_are(capsys, tmp_path):
         assert f"fn_{path.stem}(" in source
         for arch in ("sm_80", "sm_90"):
             assert nvrtc.compile(source, arch, name=path.name).startswith(b"\x7fELF")
+
+
+def test_groups_prints_the_program_with_cinn_op_group_ops(capsys, tmp_path):
+    path = os.path.join(EXAMPLES, "add_relu_mul.pir")
+    dot = tmp_path / "groups.dot"
+    code, out, err = run_cli(capsys, "groups", path, "--dot", str(dot))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[4] == (
+        '    (%6) = "cinn_op.group" () {group_name:"group_0",kind:"fused"} '
+        "-> tensor<256x1000xf32> {"
+    )
+    assert lines[-3:] == [
+        '        () = "cf.yield" (%5) {} : (tensor<256x1000xf32>) -> ',
+        "    }",
+        "}",
+    ]
+    assert str(parse_program_text(out)) == out
+    text = dot.read_text()
+    assert text.startswith("digraph program {\n") and "subgraph cluster_group_0 {" in text
+    assert 'label="group_0 (fused)";' in text and 'op3 -> op4 [label="%3"];' in text
+
+
+def parse_program_text(text):
+    from cinn_py.pir.parser import parse_program
+
+    return parse_program(text)
+
+
+def test_groups_of_a_dynamic_program_take_shapes(capsys):
+    path = os.path.join(ROOT, "kernels_tests", "fixtures", "programs", "dynamic_batch")
+    code, out, err = run_cli(
+        capsys, "groups", os.path.join(path, "program.pir"), "--shape", "x=3x6"
+    )
+    assert code == 0, err
+    assert "cinn_op.group" in out and "tensor<3x" in out and "-1x" not in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["groups", "missing.pir"], "missing.pir: no such program file"),
+        (["groups", "EX/add_relu_mul.pir", "--shape", "q=2"], "the program has no feed 'q'"),
+        (["groups", "EX/add_relu_mul.pir", "--dot", "/no/such/dir/g.dot"], "No such file"),
+    ],
+)
+def test_groups_errors_are_one_line_exit_2(capsys, argv, message):
+    argv = [a.replace("EX", EXAMPLES) for a in argv]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("cinn-py: error: ") and message in err and err.count("\n") == 1

@@ -1,6 +1,6 @@
 """The PIR layer: Paddle's program IR in Python (cf. paddle/pir).
 
-Importing this package registers the `builtin` and `pd_op` dialects.
+Importing this package registers the `builtin`, `pd_op`, `cinn_op` and `cf` dialects.
 """
 
 from cinn_py.pir.attributes import (
@@ -22,6 +22,7 @@ from cinn_py.pir.attributes import (
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.context import IrContext
 from cinn_py.pir.dialects import builtin as _builtin  # noqa: F401  (registers the dialect)
+from cinn_py.pir.dialects import cinn_op as _cinn_op  # noqa: F401  (registers the dialect)
 from cinn_py.pir.dialects import pd_op as _pd_op  # noqa: F401  (registers the dialect)
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, lookup_op_def, registered_op_names

@@ -387,8 +387,10 @@ class _Parser:
         self._expect(TokenKind.LPAREN, " to open the operand list")
         operands = self._list(self._parse_operand, TokenKind.RPAREN, "the operand list")
         attributes = self._parse_attributes(name)
-        self._expect(TokenKind.COLON)
-        self._check_operand_types(operands)
+        has_region = self._at(TokenKind.ARROW)
+        if not has_region:
+            self._expect(TokenKind.COLON, " (or '->' for an op with a region)")
+            self._check_operand_types(operands)
         arrow = self._expect(TokenKind.ARROW)
         result_types = self._parse_result_types()
         if len(result_types) != len(names):
@@ -401,12 +403,37 @@ class _Parser:
             [value for _, value in operands],
             result_types,
             attributes,
+            num_regions=1 if has_region else 0,
             loc=Location(self._source.file, start.line),
         )
+        if has_region:
+            self._parse_region_block(op)
         for number, result in zip(names, op.results, strict=True):
             result.id_hint = number
             self._values[number] = result
         return op
+
+    def _parse_region_block(self, op: Operation) -> None:
+        """`{ op ... }`: the one block of `op`'s region. Values defined inside are not
+        visible after the closing brace; values defined before are (as in Paddle)."""
+        opening = self._expect(TokenKind.LBRACE, f" to open the region of {op.name}")
+        block = op.regions[0].add_block()
+        outer = set(self._values)
+        with self._nested(opening):
+            while not self._accept(TokenKind.RBRACE):
+                if self._at(TokenKind.EOF):
+                    raise self._error(
+                        f"missing closing '}}' of the region opened at line {opening.line}, "
+                        f"col {opening.col}: found end of input"
+                    )
+                if not self._at(TokenKind.LPAREN):
+                    raise self._error(
+                        "expected '(' to start an op or '}' to end the region, "
+                        f"found {self._token.describe()}"
+                    )
+                block.append(self._parse_op())
+        for number in set(self._values) - outer:
+            del self._values[number]
 
     def _parse_result_name(self) -> int:
         token = self._expect(TokenKind.VALUE, " (a result name)")

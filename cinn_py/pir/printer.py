@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 
+from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir import attributes as A
-from cinn_py.pir.operation import Operation
+from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.program import Program, TextStyle
 from cinn_py.pir.types import DenseTensorType, ElementType, Type, VectorType
 from cinn_py.pir.value import Value
@@ -111,28 +112,47 @@ class ValueNames:
 
 
 def print_op(op: Operation, names: ValueNames, style: TextStyle) -> str:
+    """One op without regions on one line; an op with a region (`cinn_op.group`,
+    `pd_op.if`'s shape) as Paddle prints it: no operand types, ` {`, then its block."""
     results = ", ".join(names(r) for r in op.results)
     operands = ", ".join(names(v) for v in op.operand_values())
     attrs = ",".join(
         f"{key}:{print_attribute(op.attributes[key], style)}" for key in sorted(op.attributes)
     )
+    result_types = ", ".join(print_type(r.type, style) for r in op.results)
+    head = f'({results}) = "{op.name}" ({operands}) {{{attrs}}}'
+    if op.regions:
+        return f"{head} -> {result_types} {{"
     operand_types = ", ".join(
         print_type(v.type if v is not None else None, style) for v in op.operand_values()
     )
-    result_types = ", ".join(print_type(r.type, style) for r in op.results)
-    return (
-        f'({results}) = "{op.name}" ({operands}) {{{attrs}}} : ({operand_types}) -> {result_types}'
-    )
+    return f"{head} : ({operand_types}) -> {result_types}"
+
+
+def print_block_lines(
+    block: Block, names: ValueNames, style: TextStyle, depth: int = 1
+) -> list[str]:
+    """The lines of `block`'s ops, indented `depth` levels; nested regions one deeper."""
+    pad = " " * (style.indent * depth)
+    lines = []
+    for op in block:
+        lines.append(pad + print_op(op, names, style))
+        if not op.regions:
+            continue
+        if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+            raise UnsupportedOpError(
+                op.name, op.where(), "cannot be printed (only ops with one region of one block)"
+            )
+        lines.extend(print_block_lines(op.regions[0].blocks[0], names, style, depth + 1))
+        lines.append(pad + "}")
+    return lines
 
 
 def print_program(program: Program, style: TextStyle | None = None) -> str:
     """The program's text, as `str(program)` gives it in Paddle (ends with a newline)."""
     style = style or program.text_style
     names = ValueNames(program)
-    pad = " " * style.indent
-    lines = ["{"]
-    lines.extend(pad + print_op(op, names, style) for op in program.block)
-    lines.append("}")
+    lines = ["{", *print_block_lines(program.block, names, style), "}"]
     return "\n".join(lines) + "\n"
 
 

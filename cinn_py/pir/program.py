@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.value import Value
 
@@ -99,16 +98,7 @@ class Program:
         copy.source = self.source
         mapping: dict[int, Value] = {}
         for op in self.block:
-            if op.regions:
-                raise UnsupportedOpError(op.name, op.where(), "has regions (control flow)")
-            operands = [None if v is None else mapping[id(v)] for v in op.operand_values()]
-            new = Operation.create(
-                op.name, operands, [r.type for r in op.results], op.attributes, loc=op.loc
-            )
-            for old_result, new_result in zip(op.results, new.results, strict=True):
-                new_result.id_hint = old_result.id_hint
-                mapping[id(old_result)] = new_result
-            copy.block.append(new)
+            copy.block.append(clone_op(op, mapping))
         if self.pinned_outputs is not None:
             copy.pinned_outputs = [mapping[id(v)] for v in self.pinned_outputs]
         return copy
@@ -120,3 +110,27 @@ class Program:
 
     def __len__(self) -> int:
         return len(self.block)
+
+
+def clone_op(op: Operation, mapping: dict[int, Value]) -> Operation:
+    """A copy of `op`, regions included, reading `mapping[id(v)]` for each operand `v`
+    (values defined outside the copy must be there). Records each result's copy (and those
+    of the ops nested in its regions) in `mapping`; results keep their `id_hint`."""
+    operands = [None if v is None else mapping[id(v)] for v in op.operand_values()]
+    new = Operation.create(
+        op.name,
+        operands,
+        [r.type for r in op.results],
+        op.attributes,
+        num_regions=len(op.regions),
+        loc=op.loc,
+    )
+    for old_region, new_region in zip(op.regions, new.regions, strict=True):
+        for old_block in old_region.blocks:
+            new_block = new_region.add_block()
+            for inner in old_block:
+                new_block.append(clone_op(inner, mapping))
+    for old_result, new_result in zip(op.results, new.results, strict=True):
+        new_result.id_hint = old_result.id_hint
+        mapping[id(old_result)] = new_result
+    return new

@@ -1,17 +1,18 @@
 """Checks a whole program against its op declarations.
 
-Structure first (every operand defined before use, use lists exact), then each
-declared op: operand and result counts, null operands only where optional, attribute
-kinds, required attributes, the op's own `verify`, and result types that agree with
-`infer_meta` (a -1 dim agrees with any size). Undeclared ops are checked for
-structure only: they fail later, where something needs to run them.
+Structure first (every operand defined before use, use lists exact; an op nested in
+a region sees the values defined before its op), then each declared op: operand and
+result counts, null operands only where optional, attribute kinds, required
+attributes, the op's own `verify`, and result types that agree with `infer_meta` (a -1
+dim agrees with any size). Undeclared ops are checked for structure only: they fail
+later, where something needs to run them.
 """
 
 from __future__ import annotations
 
 from cinn_py.errors import VerifyError
 from cinn_py.pir.op_def import REQUIRED, InferContext, attribute_matches
-from cinn_py.pir.operation import Operation
+from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type, VectorType
@@ -36,9 +37,17 @@ def types_compatible(declared: Type, inferred: Type) -> bool:
 
 def verify_program(program: Program) -> None:
     """Raise VerifyError at the first op that breaks the rules."""
-    defined: set[int] = set()
-    for op in program.block:
+    _verify_block(program.block, set())
+
+
+def _verify_block(block: Block, defined: set[int]) -> None:
+    """Ops in a region's block see the values defined before their op, not the
+    reverse: `defined` is copied for each nested block."""
+    for op in block:
         verify_structure(op, defined)
+        for region in op.regions:
+            for inner in region.blocks:
+                _verify_block(inner, set(defined))
         verify_op(op)
         defined.update(id(r) for r in op.results)
 

@@ -3,6 +3,14 @@
 Every pass here is `Program -> count of changes`. The manager verifies the program
 after each pass, so a pass that breaks the IR is caught by name, and can write the
 program text after each pass (`dump_dir`) for debugging.
+
+The default list (what `PassManager()` and so the compiler runs) folds mutable
+attributes and removes dead code only. The passes that prepare for CINN-style fusion
+(`decompose_composites`, `constant_folding`, `common_subexpression_elimination`) are
+registered but not in it: reductions are not compiled yet, so decomposing a softmax now
+would turn one library call into several. Run them by name:
+`PassManager.from_names(["decompose_composites", "constant_folding",
+"common_subexpression_elimination", "dead_code_elimination"]).run(program)`.
 """
 
 from __future__ import annotations
@@ -11,7 +19,10 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from cinn_py.pir.passes.constant_folding import fold_constants
+from cinn_py.pir.passes.cse import eliminate_common_subexpressions
 from cinn_py.pir.passes.dead_code import eliminate_dead_code
+from cinn_py.pir.passes.decompose import decompose_composites
 from cinn_py.pir.passes.fold_mutable_attributes import fold_mutable_attributes
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
@@ -22,6 +33,9 @@ Pass = Callable[[Program], int]
 PASSES: dict[str, Pass] = {
     "fold_mutable_attributes": fold_mutable_attributes,
     "dead_code_elimination": eliminate_dead_code,
+    "decompose_composites": decompose_composites,
+    "constant_folding": fold_constants,
+    "common_subexpression_elimination": eliminate_common_subexpressions,
 }
 """Every pass by the name the manager and the CLI know it by."""
 
@@ -37,6 +51,13 @@ class PassManager:
         unknown = [name for name in self.passes if name not in PASSES]
         if unknown:
             raise ValueError(f"unknown pass(es) {unknown}; known: {sorted(PASSES)}")
+
+    @classmethod
+    def from_names(
+        cls, names: Sequence[str], dump_dir: str | None = None, verify: bool = True
+    ) -> PassManager:
+        """A manager running exactly the passes `names`, in order (names from `PASSES`)."""
+        return cls(passes=tuple(names), dump_dir=dump_dir, verify=verify)
 
     def run(self, program: Program) -> Program:
         """Run the passes in order, in place; returns the program for chaining."""
