@@ -78,7 +78,7 @@ def test_run_cuda_emu_check_and_stage_timings(capsys):
     assert code == 0
     assert stdout.startswith("%7: float32[32, 100]")
     assert "check %7 (cuda-emu vs reference): ok, max abs error" in stdout
-    assert err.startswith("cinn-py: cuda-emu: 2 kernel(s); passes ")
+    assert err.startswith("cinn-py: cuda-emu: 4 kernel(s); passes ")
     assert "compile " in err and "total " in err
 
 
@@ -176,24 +176,31 @@ def test_ir_lowered_prints_each_fused_groups_function_under_its_heading(capsys):
     code, out, err = run_cli(capsys, "ir", BY_HAND, "--stage", "lowered", "--target", "cuda-emu")
     assert code == 0
     stages = PIRCompiler(parse_file(BY_HAND), "cuda-emu").stages(until="lowered")
-    assert [k.group.name for k in stages.fused] == ["group_1", "group_3"]
-    one, three = (print_ir(k.lowered) for k in stages.fused)
+    assert [k.group.name for k in stages.fused] == ["group_0", "group_1", "group_2", "group_3"]
+    zero, one, two, three = (print_ir(k.lowered) for k in stages.fused)
     assert out == (
+        "// group_0 (fused): pd_op.max\n"
+        "// inputs %0; outputs %2\n"
+        f"{zero}\n\n"
         "// group_1 (fused): pd_op.subtract, pd_op.exp\n"
         "// inputs %0, %2; outputs %4\n"
         f"{one}\n\n"
+        "// group_2 (fused): pd_op.sum\n"
+        "// inputs %4; outputs %6\n"
+        f"{two}\n\n"
         "// group_3 (fused): pd_op.divide\n"
         "// inputs %4, %6; outputs %7\n"
         f"{three}\n\n"
     )
     assert one.startswith("function fn_group_1 (var_0, var_2, var_4)\n")
-    assert err == "cinn-py: note: group_0, group_2 run by reference kernels (no generated code)\n"
+    assert "Reduce(Max," in zero and "Reduce(sum," in two
+    assert err == ""
 
 
 def test_ir_scheduled_adds_the_schedule_trace(capsys):
     code, out, _ = run_cli(capsys, "ir", BY_HAND, "--stage", "scheduled", "--target", "cuda-emu")
     assert code == 0
-    assert out.count("thread_bind[blockIdx.x] for") == 2
+    assert out.count("thread_bind[blockIdx.x] for") == 4
     assert "\n// fuse(loops=[i_0, i_1]) -> i_0_i_1_fused\n" in out
     assert "\n// bind(loop=i_0_i_1_fused_0, thread_axis=blockIdx.x)\n" in out
 
@@ -226,10 +233,12 @@ def test_dump_cuda_prints_the_one_translation_unit(capsys):
     code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "--target", "cuda-emu")
     assert code == 0
     assert out.startswith(
+        "// group_0 (fused): pd_op.max\n// inputs %0; outputs %2\n"
         "// group_1 (fused): pd_op.subtract, pd_op.exp\n// inputs %0, %2; outputs %4\n"
+        "// group_2 (fused): pd_op.sum\n// inputs %4; outputs %6\n"
         "// group_3 (fused): pd_op.divide\n// inputs %4, %6; outputs %7\n"
     )
-    assert out.count("__global__") == 2 and out.endswith("}\n")
+    assert out.count("__global__") == 4 and out.endswith("}\n")
     assert out.index("fn_group_1(") < out.index("fn_group_3(")
 
 
@@ -237,8 +246,9 @@ def test_dump_cuda_writes_sources_nvrtc_compiles_as_they_are(capsys, tmp_path):
     folder = tmp_path / "cu"
     code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "-o", str(folder), "--target", "cuda")
     assert code == 0
-    assert sorted(p.name for p in folder.iterdir()) == ["group_1.cu", "group_3.cu"]
-    assert out == f"wrote {folder / 'group_1.cu'}\nwrote {folder / 'group_3.cu'}\n"
+    names = [f"group_{i}.cu" for i in range(4)]
+    assert sorted(p.name for p in folder.iterdir()) == names
+    assert out == "".join(f"wrote {folder / name}\n" for name in names)
     for path in sorted(folder.iterdir()):
         source = path.read_text()
         assert f"fn_{path.stem}(" in source

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -186,6 +186,8 @@ class CRenderer(Visitor):
         self.depth = 1
         self.loop_vars: dict[str, e.Var] = {}
         """Enclosing loop variables by IR name, with their constant ranges as bounds."""
+        self.accumulators: dict[int, str] = {}
+        """The C local holding each hoisted Reduce's value, by the node's `id`."""
 
     # ---- output ------------------------------------------------------------------------
 
@@ -343,7 +345,68 @@ class CRenderer(Visitor):
             self.visit(node)
 
     def visit_Store(self, node: s.Store) -> None:
-        self.line(f"{self.access(node)} = {self.expr(node.value)};")
+        self.store(self.access(node), node.value)
+
+    def store(self, target: str, value: e.Expr) -> None:
+        """`target = value;`, after the accumulator loops of the Reduces in `value`
+        (visible to this statement only)."""
+        outer = dict(self.accumulators)
+        self.hoist_reductions(value)
+        self.line(f"{target} = {self.expr(value)};")
+        self.accumulators = outer
+
+    # ---- reductions ----------------------------------------------------------------------
+
+    def hoist_reductions(self, node: e.Expr) -> None:
+        """Emits, before the statement that uses them, the accumulator loop of every
+        Reduce in `node` (outermost ones: a Reduce inside another's body is emitted
+        inside that one's loop); `visit_Reduce` then names the accumulator."""
+        for reduce in _outer_reductions(node):
+            if id(reduce) not in self.accumulators:
+                self.emit_reduction(reduce)
+
+    def emit_reduction(self, node: e.Reduce) -> None:
+        """`T acc = init; for (r ...) { const T v = body; acc = combine(acc, v); }`."""
+        self.hoist_reductions(node.init)
+        type_name = self.type_name(node.dtype)
+        acc = self.names.fresh("acc")
+        self.line(f"{type_name} {acc} = {self.expr(node.init)};")
+        with ExitStack() as stack:
+            for var in node.reduce_axis:
+                if var.lower is None or var.upper is None:
+                    raise self.unsupported("ir.Reduce", f"axis '{var.name}' has no constant range")
+                stack.enter_context(self.names.scope())
+                name = self.names.declare(var.name)
+                index = self.type_name(var.dtype)
+                head = f"for ({index} {name} = {var.lower}; {name} < {var.upper}; ++{name})"
+                stack.enter_context(self.braced(head))
+            self.hoist_reductions(node.body)
+            value = self.names.fresh("v")
+            self.line(f"const {type_name} {value} = {self.expr(node.body)};")
+            self.line(f"{acc} = {self.combine(node, acc, value)};")
+        self.accumulators[id(node)] = acc
+
+    def combine(self, node: e.Reduce, acc: str, value: str) -> str:
+        """The accumulator's next value; float max / min keep a NaN (NumPy's max)."""
+        kind = node.reduce_type
+        if kind is e.ReduceType.SUM:
+            return f"{acc} + {value}"
+        if kind is e.ReduceType.PROD:
+            return f"{acc} * {value}"
+        if kind is e.ReduceType.ALL:
+            return f"{acc} && {value}"
+        if kind is e.ReduceType.ANY:
+            return f"{acc} || {value}"
+        op = ">" if kind is e.ReduceType.MAX else "<"
+        if node.dtype.is_float:
+            return f"(({acc} {op} {value}) || (isnan({acc}) != 0)) ? {acc} : {value}"
+        return f"({acc} {op} {value}) ? {acc} : {value}"
+
+    def visit_Reduce(self, node: e.Reduce) -> str:
+        acc = self.accumulators.get(id(node))
+        if acc is None:
+            raise self.unsupported("ir.Reduce", "appears outside a stored value")
+        return acc
 
     def visit_Let(self, node: s.Let) -> None:
         value = self.expr(node.value)
@@ -450,6 +513,29 @@ class _UsedVars(Visitor):
         if id(node) not in self.skip:
             for index in node.indices:
                 self.visit(index)
+
+
+class _OuterReductions(Visitor):
+    """The Reduce nodes of an expression not inside another Reduce, in evaluation order."""
+
+    def __init__(self) -> None:
+        self.found: list[e.Reduce] = []
+        self.seen: set[int] = set()
+
+    def visit(self, node: object) -> None:
+        if id(node) in self.seen:
+            return
+        self.seen.add(id(node))
+        super().visit(node)
+
+    def visit_Reduce(self, node: e.Reduce) -> None:
+        self.found.append(node)
+
+
+def _outer_reductions(node: e.Expr) -> list[e.Reduce]:
+    finder = _OuterReductions()
+    finder.visit(node)
+    return finder.found
 
 
 def _loop_kind(node: s.For) -> str:

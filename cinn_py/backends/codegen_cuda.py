@@ -275,7 +275,7 @@ class CudaRenderer(CRenderer):
         if target is None:
             super().visit_Store(node)
         else:
-            self.line(f"{target} = {self.expr(node.value)};")
+            self.store(target, node.value)
 
     def _arg_dtype(self, buffer: str) -> DataType:
         for arg in self.func.args:

@@ -5,7 +5,9 @@ can generate code for (elementwise, broadcast, injective: `op_lowering.can_lower
 connected through producer-consumer edges, such that contracting the group makes no
 cycle: a path that leaves the group, runs through another op (a library instruction,
 say) and comes back into it would need the group's kernel to run both before and after
-that op. Every other computing op is a LIBRARY group of its own. This module is the one
+that op. A reduction (`op_lowering.reduction.REDUCTIONS`) is a FUSED group of its own:
+its producers and consumers are in other groups, so its kernel reads stored inputs and
+stores its result. Every other computing op is a LIBRARY group of its own. This module is the one
 place that decides; `group_program` can be swapped for another strategy as long as it
 returns groups in an order that respects their dependencies.
 """
@@ -69,6 +71,10 @@ class _Grouper:
         self.fusible = {id(op) for op in self.ops if self._fusible(op, is_fusible)}
         self.leader: dict[int, int] = {id(op): id(op) for op in self.ops}
         self.by_id = {id(op): op for op in self.ops}
+        from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
+
+        self.alone = {id(op) for op in self.ops if op.name in REDUCTIONS}
+        """Fusible ops that merge with no other op: the reductions."""
 
     def _fusible(self, op: Operation, is_fusible: Fusible) -> bool:
         if op.name == "builtin.combine":
@@ -99,11 +105,13 @@ class _Grouper:
 
     def run(self) -> list[Group]:
         for op in self.ops:
-            if id(op) not in self.fusible:
+            if id(op) not in self.fusible or id(op) in self.alone:
                 continue
             for value in op.operand_values():
                 producer = value.defining_op if value is not None else None
                 if producer is None or id(producer) not in self.fusible:
+                    continue
+                if id(producer) in self.alone:
                     continue
                 a, b = self.find(id(producer)), self.find(id(op))
                 if a != b and not self._merge_makes_cycle(a, b):

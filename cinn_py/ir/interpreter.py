@@ -552,10 +552,11 @@ def _reducer(kind: e.ReduceType, dtype: DataType) -> Callable[[Any, Any], Any]:
         return lambda acc, v: bool(acc and v)
     if kind is e.ReduceType.ANY:
         return lambda acc, v: bool(acc or v)
+    # Floats: a NaN accumulator stays NaN, a NaN value wins (NumPy's max / min).
     if kind is e.ReduceType.MAX:
-        return lambda acc, v: acc if acc > v else v
+        return lambda acc, v: acc if (acc > v or acc != acc) else v
     if kind is e.ReduceType.MIN:
-        return lambda acc, v: acc if acc < v else v
+        return lambda acc, v: acc if (acc < v or acc != acc) else v
     if dtype.is_integer:
         wrap = _wrapper(dtype)
         if kind is e.ReduceType.SUM:

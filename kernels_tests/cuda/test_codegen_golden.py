@@ -12,6 +12,7 @@ from codegen_helpers import buffer, flat_nest, function, serial_nest
 from cinn_py.backends.codegen_cuda import generate_cuda, runtime_header
 from cinn_py.errors import UnsupportedOpError
 from cinn_py.ir.expr import (
+    GT,
     Buffer,
     Call,
     CallType,
@@ -29,6 +30,7 @@ from cinn_py.ir.stmt import (
     BindInfo,
     For,
     ForType,
+    IfThenElse,
     LoweredFunc,
     ScheduleBlock,
     ScheduleBlockRealize,
@@ -324,10 +326,21 @@ def test_nodes_without_a_cuda_form_are_unsupported():
     def reduce(x, iv):
         return Reduce(ReduceType.SUM, FloatImm(0.0), Load(x, [k]), [k])
 
+    # A Reduce is emitted as an accumulator loop before the Store that holds it; in a
+    # guard's condition it has no C form.
+    func = _with_value(reduce)
+    nest = func.body.schedule_block.body.stmts[0]
+    guarded = IfThenElse(
+        GT(Reduce(ReduceType.SUM, FloatImm(0.0), FloatImm(1.0), [k]), FloatImm(0.0)), nest
+    )
+    func = LoweredFunc(
+        func.name, func.args, ScheduleBlockRealize((), ScheduleBlock((), (), (), "root", guarded))
+    )
     with pytest.raises(
-        UnsupportedOpError, match=r"op 'ir.Reduce' has no C form \(code generation of fn_bad\)"
+        UnsupportedOpError,
+        match=r"op 'ir.Reduce' appears outside a stored value \(code generation of fn_bad\)",
     ):
-        generate_cuda([_with_value(reduce)])
+        generate_cuda([func])
 
 
 def test_calls_must_be_known_intrinsics():

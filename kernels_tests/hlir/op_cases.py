@@ -840,3 +840,121 @@ case(
     [Input((7, 33)), Input((7, 33))],
     lambda net, xs: net.op("where", net.op("greater_than", xs[0], xs[1]), xs[0], xs[1]),
 )
+
+
+# ---- reductions --------------------------------------------------------------------------
+
+
+def _reduce(op: str, axes: Sequence[int], keepdim: bool, **attrs: Any) -> Make:
+    """sum/mean/max/min/prod take their axes as a `full_int_array` operand, all/any as an
+    attribute."""
+    if op in ("all", "any"):
+        return lambda net, xs: net.op(op, xs[0], axis=list(axes), keepdim=keepdim, **attrs)
+    if op == "sum":
+        attrs = {"dtype": DataType.UNDEFINED, **attrs}
+    return lambda net, xs: net.op(op, xs[0], net.ints(axes), keepdim=keepdim, **attrs)
+
+
+REDUCE_SHAPES: list[tuple[Shape, tuple[int, ...], bool]] = [
+    ((7, 33), (-1,), False),
+    ((7, 33), (0,), False),
+    ((7, 33), (), False),
+    ((2, 3, 5), (1,), False),
+    ((2, 3, 5), (0, 2), False),
+    ((2, 3, 5), (-1, 0, 1), False),
+    ((1, 33), (0,), False),
+    ((7, 1), (1,), False),
+    ((), (), False),
+    ((1000,), (0,), False),
+    ((33, 257), (1,), True),
+    ((64, 100), (0,), True),
+]
+
+REDUCE_VALUES: dict[str, tuple[Values, Values]] = {
+    "sum": (NORMAL, INTS),
+    "mean": (NORMAL, INTS),
+    "max": (SPECIAL, INTS),
+    "min": (SPECIAL, INTS),
+    "prod": (Values(low=0.7, high=1.3), Values(low=-2, high=2)),
+    "all": (SPECIAL, Values(low=0, high=3)),
+    "any": (Values(low=0, high=0.1), Values(low=-1, high=1)),
+}
+
+
+def _axes_tag(axes: Sequence[int]) -> str:
+    return "all" if not axes else "_".join(str(a).replace("-", "m") for a in axes)
+
+
+for _op, (_floats, _ints) in REDUCE_VALUES.items():
+    _first = BOOL if _op in ("all", "any") else F32
+    _first_values = BOOLS if _first is BOOL else _floats
+    for _shape, _axes, _big in REDUCE_SHAPES:
+        for _keep in (False, True):
+            if _keep and (_big or len(_shape) < 2):
+                continue
+            case(
+                f"{_op}-{_tag(_first)}-{_shape_tag(_shape)}-{_axes_tag(_axes)}"
+                + ("-keep" if _keep else ""),
+                _op,
+                [Input(_shape, _first, _first_values)],
+                _reduce(_op, _axes, _keep),
+                _big,
+            )
+    _dtypes = [(F16, _floats), (BF16, _floats), (I32, _ints)]
+    if _op in ("sum", "prod", "all", "any"):
+        _dtypes.append((BOOL, BOOLS) if _first is not BOOL else (F32, _floats))
+    for _dtype, _values in _dtypes:
+        for _shape, _axes, _keep in [((7, 33), (-1,), False), ((2, 3, 5), (0, 2), True)]:
+            case(
+                f"{_op}-{_tag(_dtype)}-{_shape_tag(_shape)}-{_axes_tag(_axes)}"
+                + ("-keep" if _keep else ""),
+                _op,
+                [Input(_shape, _dtype, _values)],
+                _reduce(_op, _axes, _keep),
+            )
+    case(
+        f"{_op}-{_tag(_first)}-3x1000-all-keep",
+        _op,
+        [Input((3, 1000), _first, _first_values)],
+        _reduce(_op, (), True),
+        True,
+    )
+
+case("sum-f32-to-f64", "sum", [Input((7, 33))], _reduce("sum", (1,), False, dtype=F64))
+case("sum-i32-to-i32", "sum", [Input((7, 33), I32, INTS)], _reduce("sum", (0,), False, dtype=I32))
+case("sum-f32-empty", "sum", [Input((0, 5))], _reduce("sum", (0,), False))
+case("mean-f32-empty", "mean", [Input((0, 5))], _reduce("mean", (0,), False))
+case("max-f32-nan-rows", "max", [Input((7, 5), F32, SPECIAL)], _reduce("max", (1,), False))
+case("min-f32-nan-cols", "min", [Input((7, 5), F32, SPECIAL)], _reduce("min", (0,), False))
+case(
+    "prod-f32-reduce_all",
+    "prod",
+    [Input((3, 4), F32, Values(low=0.7, high=1.3))],
+    _reduce("prod", (0,), False, reduce_all=True),
+)
+case(
+    "fused-exp-sum",
+    "sum",
+    [Input((7, 33)), Input((33,))],
+    lambda net, xs: net.op(
+        "sum", net.op("exp", net.op("subtract", xs[0], xs[1])), net.ints([1]), keepdim=False
+    ),
+)
+case(
+    "fused-softmax",
+    "max",
+    [Input((5, 9))],
+    lambda net, xs: net.op(
+        "divide",
+        net.op("exp", net.op("subtract", xs[0], net.op("max", xs[0], net.ints([1]), keepdim=True))),
+        net.op(
+            "sum",
+            net.op(
+                "exp",
+                net.op("subtract", xs[0], net.op("max", xs[0], net.ints([1]), keepdim=True)),
+            ),
+            net.ints([1]),
+            keepdim=True,
+        ),
+    ),
+)

@@ -27,11 +27,11 @@ from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.reference import run_reference
-from cinn_py.runtime import BuildScope, Instruction, LibraryInstruction
+from cinn_py.runtime import BuildScope, Instruction
 from cinn_py.tolerances import compare
 
-# exp(x - rowmax(x)) * w, then a row sum: a fused group, a library reduction, a
-# fused group reading both, and a library reduction at the end.
+# exp(x - rowmax(x)) * w, then a row sum: a reduction group, a fused group reading
+# both, and a reduction group at the end.
 TEXT = """{
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[8,16],stop_gradient:[true]} : () -> tensor<8x16xf32>
     (%1) = "builtin.parameter" () {parameter_name:"w",stop_gradient:[false]} : () -> tensor<16xf32>
@@ -55,7 +55,7 @@ def x_feed() -> np.ndarray:
     return np.random.default_rng(3).standard_normal((8, 16)).astype(np.float32)
 
 
-def test_build_runs_kernels_and_library_ops_and_matches_the_reference():
+def test_build_runs_kernels_and_matches_the_reference():
     program = program_with_weights()
     before = print_program(program)
     scope = BuildScope("cuda-emu", program)
@@ -64,17 +64,17 @@ def test_build_runs_kernels_and_library_ops_and_matches_the_reference():
 
     kinds = [(g.name, g.kind, [op.name for op in g.ops]) for g in runtime_program.groups]
     assert kinds == [
-        ("group_0", GroupKind.LIBRARY, ["pd_op.max"]),
+        ("group_0", GroupKind.FUSED, ["pd_op.max"]),
         ("group_1", GroupKind.FUSED, ["pd_op.subtract", "pd_op.exp", "pd_op.multiply"]),
-        ("group_2", GroupKind.LIBRARY, ["pd_op.sum"]),
+        ("group_2", GroupKind.FUSED, ["pd_op.sum"]),
     ]
     steps = runtime_program.instructions
-    assert [type(s) for s in steps] == [LibraryInstruction, Instruction, LibraryInstruction]
+    assert [type(s) for s in steps] == [Instruction, Instruction, Instruction]
     assert steps[1].name == "fn_group_1" and steps[1].args == ("var_0", "var_3", "var_1", "var_6")
     assert steps[1].outputs == ("var_6",)
     # %4 and %5 live only inside the kernel; the folded %2 is gone.
     assert scope.var_names() == ["var_0", "var_1", "var_3", "var_6", "var_7"]
-    assert runtime_program.cuda_source.count("__global__") == 1
+    assert runtime_program.cuda_source.count("__global__") == 3
     assert "fn_group_1(" in runtime_program.cuda_source
     assert set(runtime_program.timings) == {*STAGES, "total"}
 
@@ -156,9 +156,11 @@ def test_stages_stop_where_asked_and_lowering_is_op_lowerings():
     program = program_with_weights()
     compiler = PIRCompiler(program, "cuda-emu")
     lowered = compiler.stages(until="lowered")
-    (kernel,) = lowered.fused
-    assert kernel.scheduled is None and lowered.source is None
-    assert print_ir(kernel.lowered) == print_ir(lower_group(kernel.group, lowered.names))
+    assert [k.group.name for k in lowered.fused] == ["group_0", "group_1", "group_2"]
+    assert lowered.source is None
+    for kernel in lowered.fused:
+        assert kernel.scheduled is None
+        assert print_ir(kernel.lowered) == print_ir(lower_group(kernel.group, lowered.names))
     assert set(compiler.timings) == {"passes", "grouping", "lowering"}
     scheduled = compiler.stages(until="scheduled")
     assert scheduled.source is None
@@ -183,11 +185,14 @@ def test_compile_errors_name_the_group_and_are_dumped(monkeypatch, tmp_path):
         return CudaSource('extern "C" __global__ void fn(float* a) { a[0] = oops; }\n', [])
 
     monkeypatch.setattr(pir_compiler, "generate_cuda", broken)
-    with pytest.raises(CompileError, match=r"^group_1 \(pd_op.subtract, pd_op.exp, pd_op.multip"):
+    with pytest.raises(CompileError, match=r"^group_0 \(pd_op.max\): g\+\+ rejected"):
         PIRCompiler(program_with_weights(), "cuda-emu").build()
     (folder,) = tmp_path.iterdir()
     assert "'oops' was not declared" in (folder / "kernels.log").read_text()
-    assert "'oops' was not declared" in (folder / "group_1.log").read_text()
+    assert "'oops' was not declared" in (folder / "group_0.log").read_text()
+
+
+STAGE_FILES = ("cu", "lowered.ir", "scheduled.ir", "trace.txt")
 
 
 def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
@@ -204,10 +209,7 @@ def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
         "01_fold_mutable_attributes.pir",
         "02_dead_code_elimination.pir",
         "03_specialize_shapes.pir",
-        "group_1.cu",
-        "group_1.lowered.ir",
-        "group_1.scheduled.ir",
-        "group_1.trace.txt",
+        *[f"group_{i}.{kind}" for i in range(3) for kind in STAGE_FILES],
         "groups.txt",
         "kernels.cu",
         "timings.txt",
@@ -215,7 +217,7 @@ def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
     assert (folder / "00_input.pir").read_text() == TEXT
     assert "pd_op.full_int_array" not in (folder / "02_dead_code_elimination.pir").read_text()
     groups = (folder / "groups.txt").read_text()
-    assert groups.startswith("group_0 (library): inputs %0; outputs %3\n")
+    assert groups.startswith("group_0 (fused): inputs %0; outputs %3\n")
     assert "group_1 (fused): inputs %0, %3, %1; outputs %6\n" in groups
     assert (folder / "kernels.cu").read_text().rstrip("\n") == first.cuda_source.rstrip("\n")
     group_1 = (folder / "group_1.cu").read_text()

@@ -8,7 +8,8 @@ result types, whose static shapes and dtypes the lowering produces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,12 +27,23 @@ class LowerContext:
     """One op being lowered: operand Computes, attributes, result types."""
 
     def __init__(
-        self, op: Operation, operands: Sequence[Lowered | None], index_dtype: DataType
+        self,
+        op: Operation,
+        operands: Sequence[Lowered | None],
+        index_dtype: DataType,
+        numbers: Iterator[int] | None = None,
     ) -> None:
         self.op = op
         self.operands = list(operands)
         self.index_dtype = index_dtype
         """The dtype of every index expression in the function (int32 or int64)."""
+        self.numbers = numbers if numbers is not None else itertools.count()
+        """Numbers for the Vars a lowering introduces (reduce axes), shared by every op
+        of a function so that their names are unique in it."""
+
+    def fresh_name(self, prefix: str) -> str:
+        """`<prefix>_<n>`, unique among the names drawn from this context's numbers."""
+        return f"{prefix}_{next(self.numbers)}"
 
     def error(self, why: str) -> UnsupportedOpError:
         return UnsupportedOpError(self.op.name, self.op.where(), why)

@@ -28,6 +28,7 @@ unless some tensor of the group has 2**31 elements or more (then int64 throughou
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from cinn_py.errors import ShapeError, UnsupportedOpError
@@ -83,9 +84,11 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
 
     nests = _NestBuilder(index_dtype)
     temps: list[Buffer] = []
+    numbers = itertools.count()  # reduce axes r_0, r_1, ... through the function
     for op in group.ops:
         operands = [_operand(values, group, op, v) for v in op.operand_values()]
-        results = LOWERINGS[op.name].lower(LowerContext(op, operands, index_dtype))
+        context = LowerContext(op, operands, index_dtype, numbers)
+        results = LOWERINGS[op.name].lower(context)
         per_result = [results] if op.num_results == 1 else list(results)
         for value, lowered in zip(op.results, per_result, strict=True):
             _check_result(op, value, lowered)

@@ -3,7 +3,14 @@ be generated?"""
 
 from __future__ import annotations
 
-from cinn_py.hlir.op_lowering import activation, broadcast, creation, elementwise, manipulation
+from cinn_py.hlir.op_lowering import (
+    activation,
+    broadcast,
+    creation,
+    elementwise,
+    manipulation,
+    reduction,
+)
 from cinn_py.hlir.op_lowering.context import OpLowering
 from cinn_py.pir.operation import Operation
 
@@ -13,6 +20,7 @@ LOWERINGS: dict[str, OpLowering] = {
     **activation.LOWERINGS,
     **broadcast.LOWERINGS,
     **manipulation.LOWERINGS,
+    **reduction.LOWERINGS,
 }
 
 

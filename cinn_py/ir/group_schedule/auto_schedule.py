@@ -19,6 +19,11 @@ bound guard pass cuts the iterations a smaller block does not have. A 0-D block 
 loop to bind: in a function that binds any, it is wrapped in unit loops bound to those
 axes, so that codegen runs it in thread 0 of block 0 only.
 
+A block whose value is a `Reduce` (a reduction group) is scheduled the same way over
+its spatial loops (the reduce axes live inside the Reduce node), without vectors: one
+thread per output element, which runs the reduce loops serially (codegen's accumulator
+loop). Warp and block reductions (rfactor, shared memory, shuffles) are the next step.
+
 Transposes and other injective blocks whose loads do not follow the output's innermost
 dimension stay on this flat schedule (coalesced stores, strided loads): a
 shared-memory tile needs cache_read into shared memory and barrier insertion, which the
@@ -90,7 +95,8 @@ def auto_schedule(func: LoweredFunc, target: TargetInfo) -> ScheduleResult:
     """Schedules every block of an elementwise / broadcast / injective function for
     `target`, inserts the bound guards, and returns the result with its trace.
 
-    Raises ScheduleError for a block this scheduler does not handle (a reduction)."""
+    Raises ScheduleError for a block this scheduler does not handle (nested blocks, no
+    store, a non-constant extent)."""
     sch = IRSchedule(func)
     plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
     items = max((plan.items for plan in plans), default=0)
@@ -109,8 +115,9 @@ def finish_schedule(func: LoweredFunc) -> LoweredFunc:
 
 
 def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
-    """Fuses the block's loops into one; its extent and vector lanes."""
-    itemsize = _stored_itemsize(sch.get(block).schedule_block)
+    """Fuses the block's loops into one; its extent and vector lanes (1 for a block
+    that reduces: each thread accumulates one output element serially)."""
+    itemsize, reduces = _stored_itemsize(sch.get(block).schedule_block)
     loops = sch.get_loops(block)
     if not loops:
         return _BlockPlan(block, 0, 1)
@@ -120,7 +127,8 @@ def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
         raise ScheduleError(
             "auto_schedule", block.name, f"loop extent {extent!r} is not a constant"
         )
-    return _BlockPlan(block, extent.value, vector_lanes(extent.value, itemsize))
+    lanes = 1 if reduces else vector_lanes(extent.value, itemsize)
+    return _BlockPlan(block, extent.value, lanes)
 
 
 def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None:
@@ -144,21 +152,19 @@ def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None
         sch.vectorize(loops[-1], plan.lanes)
 
 
-def _stored_itemsize(block: ScheduleBlock) -> int:
-    """The largest element size `block` stores; ScheduleError for a block this
-    scheduler does not handle."""
+def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:
+    """The largest element size `block` stores and whether its value reduces;
+    ScheduleError for a block this scheduler does not handle."""
     finder = _Finder()
     finder.visit(block.body)
     why = None
-    if finder.reduce:
-        why = "the block reduces; only elementwise, broadcast and injective blocks are scheduled"
-    elif finder.nested:
+    if finder.nested:
         why = "the block holds nested blocks"
     elif not finder.stores:
         why = "the block stores nothing"
     if why is not None:
         raise ScheduleError("auto_schedule", block.name, why)
-    return max(store.tensor.dtype.itemsize for store in finder.stores)
+    return max(store.tensor.dtype.itemsize for store in finder.stores), finder.reduce
 
 
 class _Finder(Visitor):

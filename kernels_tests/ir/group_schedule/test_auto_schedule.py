@@ -16,7 +16,6 @@ from auto_schedule_funcs import (
     two_sizes,
 )
 
-from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import FloatImm, Load, Reduce, ReduceType, Var
 from cinn_py.ir.group_schedule import ScheduleResult, TargetInfo, auto_schedule
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
@@ -318,14 +317,14 @@ def test_every_bound_axis_has_one_extent_per_function(make):
     assert all(len(v) == 1 for v in extents.values()), extents
 
 
-def test_a_reduction_is_refused_with_the_block_named():
-    k = Var("k", lower=0, upper=8)
-    func = lowered(
-        [("var_0", (4, 8), F32)],
+def _row_sum(rows: int, cols: int):
+    k = Var("k", lower=0, upper=cols)
+    return lowered(
+        [("var_0", (rows, cols), F32)],
         [
             Output(
                 "var_1",
-                (4,),
+                (rows,),
                 F32,
                 lambda b, iv: Reduce(
                     ReduceType.SUM, FloatImm(0.0), Load(b["var_0"], [iv[0], k]), [k]
@@ -333,5 +332,37 @@ def test_a_reduction_is_refused_with_the_block_named():
             )
         ],
     )
-    with pytest.raises(ScheduleError, match="auto_schedule on block 'var_1': the block reduces"):
-        auto_schedule(func, CUDA)
+
+
+def test_a_reduction_binds_its_spatial_loop_without_vectors():
+    """One thread per output element; the reduce axis stays inside the Reduce node."""
+    result = auto_schedule(_row_sum(1000, 8), CUDA)
+    assert result.launch.threads == 256 and result.launch.blocks == 4
+    text = print_ir(result.func)
+    assert "vectorize" not in text
+    assert "thread_bind[blockIdx.x] for (i_0_0, 0, 4)" in text
+    assert "thread_bind[threadIdx.x] for (i_0_1, 0, 256)" in text
+    assert "if ((((i_0_0 * 256) + i_0_1) < 1000))" in text
+    assert "var_1[i0_0] = Reduce(sum, var_0[i0_0, k],0.00000000f)" in text
+    assert str(result.trace).splitlines() == [
+        "split(loop=i_0, factors=[4, 256]) -> [i_0_0, i_0_1]",
+        "bind(loop=i_0_0, thread_axis=blockIdx.x)",
+        "bind(loop=i_0_1, thread_axis=threadIdx.x)",
+    ]
+
+
+def test_a_reduction_to_a_scalar_is_left_to_one_thread():
+    k = Var("k", lower=0, upper=8)
+    func = lowered(
+        [("var_0", (8,), F32)],
+        [
+            Output(
+                "var_1",
+                (),
+                F32,
+                lambda b, iv: Reduce(ReduceType.MAX, FloatImm(0.0), Load(b["var_0"], [k]), [k]),
+            )
+        ],
+    )
+    result = auto_schedule(func, CUDA)
+    assert result.launch is None and result.func is func

@@ -1,0 +1,153 @@
+"""Reductions: golden lowered / scheduled IR and CUDA for a sum over the last axis, the
+grouping rule (a reduction is a FUSED group of its own), and the accumulation types.
+
+Numbers for every reduction op, axis set, keepdim and dtype come from the case table
+(`op_cases.py`), run by the interpreter, on cuda-emu and through NVRTC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from op_cases import CASES, Net, fused_group
+
+import cinn_py
+from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.hlir.group import GroupKind
+from cinn_py.hlir.grouping import group_program
+from cinn_py.hlir.naming import NameTable
+from cinn_py.hlir.op_lowering import can_lower, lower_group
+from cinn_py.hlir.op_lowering.reduction import REDUCTIONS, extreme_type, sum_type
+from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
+from cinn_py.ir.printer import print_ir
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.passes import PassManager
+from cinn_py.pir.program import Program
+from cinn_py.reference import run_reference
+from cinn_py.tolerances import compare
+
+F32, F16, F64 = DataType.FLOAT32, DataType.FLOAT16, DataType.FLOAT64
+
+LOWERED = """\
+function fn_group_0 (var_0, var_1)
+ScheduleBlock(root)
+{
+  {
+    serial for (i_0, 0, 7)
+    {
+      ScheduleBlock(var_1)
+      {
+        i0_0 = axis.bind(i_0)
+        read_buffers(var_0[i0_0(0:7), r_0(0:33)])
+        write_buffers(var_1[i0_0(0:7)])
+        var_1[i0_0] = float16(Reduce(sum, float32(var_0[i0_0, r_0]),0.00000000f))
+      }
+    }
+  }
+}"""
+
+SCHEDULED = """\
+function fn_group_0 (var_0, var_1)
+ScheduleBlock(root)
+{
+  {
+    thread_bind[blockIdx.x] for (i_0_0, 0, 1)
+    {
+      thread_bind[threadIdx.x] for (i_0_1, 0, 32)
+      {
+        if ((((i_0_0 * 32) + i_0_1) < 7)) {
+          ScheduleBlock(var_1)
+          {
+            i0_0 = axis.bind(((i_0_0 * 32) + i_0_1))
+            read_buffers(var_0[i0_0(0:7), r_0(0:33)])
+            write_buffers(var_1[i0_0(0:7)])
+            var_1[i0_0] = float16(Reduce(sum, float32(var_0[i0_0, r_0]),0.00000000f))
+          }
+        }
+      }
+    }
+  }
+}"""
+
+CUDA = """\
+extern "C" __global__ void __launch_bounds__(32) fn_group_0(const __half* __restrict__ var_0, __half* __restrict__ var_1) {
+  const int i_0_0 = blockIdx.x;
+  const int i_0_1 = threadIdx.x;
+  if (((i_0_0 * 32) + i_0_1) < 7) {
+    {
+      const int i0_0 = (i_0_0 * 32) + i_0_1;
+      float acc = 0.0f;
+      for (int r_0 = 0; r_0 < 33; ++r_0) {
+        const float v = __half2float(var_0[(i0_0 * 33) + r_0]);
+        acc = acc + v;
+      }
+      var_1[i0_0] = __float2half_rn(acc);
+    }
+  }
+}
+"""
+
+
+def test_sum_over_the_last_axis_golden():
+    """float16 in, float32 accumulator, one rounding at the store."""
+    case = next(c for c in CASES if c.id == "sum-f16-7x33-m1")
+    program, _ = case.build()
+    func = lower_group(fused_group(program), NameTable(program))
+    assert print_ir(func) == LOWERED
+    scheduled = auto_schedule(func, TargetInfo.cuda()).func
+    assert print_ir(scheduled) == SCHEDULED
+    source = generate_cuda([scheduled]).source
+    assert source[source.index('extern "C"') :] == CUDA
+
+
+def test_nested_reductions_emit_nested_accumulators():
+    """softmax in one group: the row max inlines into the row sum's body, so its
+    accumulator loop runs inside the sum's loop."""
+    case = next(c for c in CASES if c.id == "fused-softmax")
+    program, _ = case.build()
+    func = lower_group(fused_group(program), NameTable(program))
+    source = generate_cuda([auto_schedule(func, TargetInfo.cuda()).func]).source
+    body = source[source.index('extern "C"') :]
+    assert body.count("for (int r_") == 3  # the numerator's max, the sum, the max inside it
+    assert "(isnan(acc" in body
+
+
+def _softmax_program() -> Program:
+    program = Program()
+    net = Net(program)
+    x = net.data("x", (5, 9), F32)
+    rowmax = net.op("max", x, net.ints([1]), keepdim=True)
+    e = net.op("exp", net.op("subtract", x, rowmax))
+    total = net.op("sum", e, net.ints([-1]), keepdim=True, dtype=DataType.UNDEFINED)
+    net.op("divide", e, total)
+    return program
+
+
+def test_every_reduction_is_a_fused_group_of_its_own():
+    program = _softmax_program()
+    PassManager().run(program)
+    groups = group_program(program)
+    assert [(g.kind, [op.name for op in g.ops]) for g in groups] == [
+        (GroupKind.FUSED, ["pd_op.max"]),
+        (GroupKind.FUSED, ["pd_op.subtract", "pd_op.exp"]),
+        (GroupKind.FUSED, ["pd_op.sum"]),
+        (GroupKind.FUSED, ["pd_op.divide"]),
+    ]
+    assert all(can_lower(op) for g in groups for op in g.ops if op.name in REDUCTIONS)
+
+
+def test_softmax_compiles_to_kernels_only_and_matches():
+    program = _softmax_program()
+    x = np.random.default_rng(0).standard_normal((5, 9)).astype(np.float32)
+    (want,) = run_reference(program, {"x": x})
+    exe = cinn_py.compile(program, target="cuda-emu")
+    assert all(g.kind is GroupKind.FUSED for g in exe.groups)
+    (got,) = exe.run({"x": x}).values()
+    assert compare(np.asarray(got), want).ok
+
+
+def test_accumulation_types():
+    assert sum_type(F16, F16) is F32 and sum_type(F32, F32) is F32
+    assert sum_type(F32, F64) is F64 and sum_type(F32, DataType.INT32) is F64
+    assert sum_type(DataType.INT32, DataType.INT64) is DataType.INT64
+    assert sum_type(DataType.BOOL, DataType.INT64) is DataType.INT64
+    assert extreme_type(DataType.BFLOAT16) is F32 and extreme_type(DataType.INT32) is DataType.INT32
