@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from cinn_py.ir.names import fresh_name
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
@@ -24,14 +25,7 @@ def sanitize_identifier(text: str, taken: set[str] | None = None) -> str:
     name = _NOT_IDENT.sub("_", text)
     if not name or name[0].isdigit():
         name = "_" + name
-    if taken is None:
-        return name
-    unique, n = name, 0
-    while unique in taken:
-        n += 1
-        unique = f"{name}_{n}"
-    taken.add(unique)
-    return unique
+    return name if taken is None else fresh_name(name, taken)
 
 
 class NameTable:

@@ -246,16 +246,6 @@ def taken_names(func: LoweredFunc) -> set[str]:
     return names.names | {a.name for a in func.args}
 
 
-def fresh_name(base: str, taken: set[str]) -> str:
-    """`base`, or `base_1`, `base_2`, ... if taken; the result is added to `taken`."""
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    taken.add(name)
-    return name
-
-
 # ---- blocks and buffers -----------------------------------------------------------------
 
 

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import Expr, IntImm, Var
+from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
     UNKNOWN_BLOCK,
     Path,
     block_names,
     const_extent,
     find_loop,
-    fresh_name,
     replace,
     starts_at_zero,
     substitute_stmt,
