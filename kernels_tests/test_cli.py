@@ -78,7 +78,7 @@ def test_run_cuda_emu_check_and_stage_timings(capsys):
     assert code == 0
     assert stdout.startswith("%7: float32[32, 100]")
     assert "check %7 (cuda-emu vs reference): ok, max abs error" in stdout
-    assert err.startswith("cinn-py: cuda-emu: 4 kernel(s); passes ")
+    assert err.startswith("cinn-py: cuda-emu: 1 kernel(s); passes ")  # softmax by hand: one kernel
     assert "compile " in err and "total " in err
 
 
@@ -167,6 +167,10 @@ def test_unknown_fetch(capsys):
 
 
 BY_HAND = os.path.join(EXAMPLES, "softmax_by_hand.pir")
+EXAMPLE_MLP = os.path.join(
+    ROOT, "kernels_tests", "fixtures", "programs", "mlp_static", "program.pir"
+)
+"""Two library matmuls between fused groups (bias + gelu; bias + the decomposed softmax)."""
 DYNAMIC = os.path.join(
     ROOT, "kernels_tests", "fixtures", "programs", "dynamic_batch", "program.pir"
 )
@@ -176,39 +180,31 @@ def test_ir_lowered_prints_each_fused_groups_function_under_its_heading(capsys):
     code, out, err = run_cli(capsys, "ir", BY_HAND, "--stage", "lowered", "--target", "cuda-emu")
     assert code == 0
     stages = PIRCompiler(parse_file(BY_HAND), "cuda-emu").stages(until="lowered")
-    assert [k.group.name for k in stages.fused] == ["group_0", "group_1", "group_2", "group_3"]
-    zero, one, two, three = (print_ir(k.lowered) for k in stages.fused)
+    assert [k.group.name for k in stages.fused] == ["group_0"]  # the softmax fuses whole
+    (zero,) = (print_ir(k.lowered) for k in stages.fused)
     assert out == (
-        "// group_0 (fused): pd_op.max\n"
-        "// inputs %0; outputs %2\n"
+        "// group_0 (fused): pd_op.max, pd_op.subtract, pd_op.exp, pd_op.sum, pd_op.divide\n"
+        "// inputs %0; outputs %7\n"
         f"{zero}\n\n"
-        "// group_1 (fused): pd_op.subtract, pd_op.exp\n"
-        "// inputs %0, %2; outputs %4\n"
-        f"{one}\n\n"
-        "// group_2 (fused): pd_op.sum\n"
-        "// inputs %4; outputs %6\n"
-        f"{two}\n\n"
-        "// group_3 (fused): pd_op.divide\n"
-        "// inputs %4, %6; outputs %7\n"
-        f"{three}\n\n"
     )
-    assert one.startswith("function fn_group_1 (var_0, var_2, var_4)\n")
-    assert "Reduce(Max," in zero and "Reduce(sum," in two
+    assert zero.startswith("function fn_group_0 (var_0, var_7)\n")
+    assert "var_2_tmp[i0_0, i1_0] = Reduce(Max," in zero and "Reduce(sum," in zero
     assert err == ""
 
 
 def test_ir_scheduled_adds_the_schedule_trace(capsys):
     code, out, _ = run_cli(capsys, "ir", BY_HAND, "--stage", "scheduled", "--target", "cuda-emu")
     assert code == 0
-    assert out.count("thread_bind[blockIdx.x] for") == 4
+    assert out.count("thread_bind[blockIdx.x] for") == 3  # max, sum, normalize: one row each
     assert "\n// fuse(loops=[i_0, i_1]) -> i_0_i_1_fused\n" in out
-    assert "\n// bind(loop=i_0_i_1_fused_0, thread_axis=blockIdx.x)\n" in out
+    assert "\n// factorize_reduction(block=var_2_tmp, threads=32, thread_axis=threadIdx.x)\n" in out
+    assert "\n// set_buffer(block=var_6_tmp, memory_type=local)\n" in out
 
 
 def test_ir_of_a_dynamic_program_uses_the_given_shape_or_a_noted_default(capsys):
     code, out, err = run_cli(capsys, "ir", DYNAMIC, "--stage", "lowered")
     assert code == 0
-    assert "serial for (i_0, 0, 4)" in out and "serial for (i_1, 0, 6)" in out
+    assert "serial for (i_0, 0, 4)" in out and "r_0(0:6)" in out
     assert "cinn-py: note: feed 'x' has -1 dims; compiled as x=4x6 (give --shape to choose)" in err
     code, out, err = run_cli(capsys, "ir", DYNAMIC, "--stage", "lowered", "--shape", "x=3x6")
     assert code == 0 and "serial for (i_0, 0, 3)" in out and "has -1 dims" not in err
@@ -230,23 +226,24 @@ def test_bad_shapes_are_one_line_errors(capsys, shape, message):
 
 
 def test_dump_cuda_prints_the_one_translation_unit(capsys):
-    code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "--target", "cuda-emu")
+    code, out, _ = run_cli(capsys, "dump-cuda", EXAMPLE_MLP, "--target", "cuda-emu")
     assert code == 0
-    assert out.startswith(
-        "// group_0 (fused): pd_op.max\n// inputs %0; outputs %2\n"
-        "// group_1 (fused): pd_op.subtract, pd_op.exp\n// inputs %0, %2; outputs %4\n"
-        "// group_2 (fused): pd_op.sum\n// inputs %4; outputs %6\n"
-        "// group_3 (fused): pd_op.divide\n// inputs %4, %6; outputs %7\n"
-    )
-    assert out.count("__global__") == 4 and out.endswith("}\n")
+    headings = [line for line in out.splitlines() if line.startswith("// group_")]
+    assert headings == [  # the decomposed gelu and softmax, each fused with its bias add
+        "// group_1 (fused): pd_op.add, pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full, "
+        "pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply",
+        "// group_3 (fused): pd_op.add, pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, "
+        "pd_op.exp, pd_op.sum, pd_op.divide",
+    ]
+    assert out.count("__global__") == 2 and out.endswith("}\n")
     assert out.index("fn_group_1(") < out.index("fn_group_3(")
 
 
 def test_dump_cuda_writes_sources_nvrtc_compiles_as_they_are(capsys, tmp_path):
     folder = tmp_path / "cu"
-    code, out, _ = run_cli(capsys, "dump-cuda", BY_HAND, "-o", str(folder), "--target", "cuda")
+    code, out, _ = run_cli(capsys, "dump-cuda", EXAMPLE_MLP, "-o", str(folder), "--target", "cuda")
     assert code == 0
-    names = [f"group_{i}.cu" for i in range(4)]
+    names = ["group_1.cu", "group_3.cu"]
     assert sorted(p.name for p in folder.iterdir()) == names
     assert out == "".join(f"wrote {folder / name}\n" for name in names)
     for path in sorted(folder.iterdir()):

@@ -1,186 +1,1075 @@
 """GPU benchmarks: cinn_py's kernels against a device-to-device copy, CuPy and PyTorch.
 
 Every figure comes from the same run on the same device: the copy bandwidth (a
-`cudaMemcpy` device-to-device of a large buffer, counting bytes read plus bytes
-written), then each case compiled by cinn_py for `cuda` and timed as its runtime
-program alone (feeds already on the device, no host copies), and the same computation
-in CuPy, PyTorch eager and `torch.compile`. Effective bandwidth = bytes the computation
-must move (its inputs read once, its outputs written once) / time.
+device-to-device `cudaMemcpyAsync` of 1 GiB, counting bytes read plus bytes written),
+then each case, a Paddle PIR program written as the text Paddle prints, compiled by
+cinn_py for `cuda` and timed as its runtime program alone (feeds already on the device,
+no host copies), and the same computation in PyTorch eager, `torch.compile` and CuPy.
+Effective bandwidth = bytes the computation must move (its inputs, weights included,
+read once, its outputs written once) / median time; `of copy` divides it by the copy
+bandwidth. Before timing, every output is checked against PyTorch eager's (NumPy-style
+float64 reference computed on the device where PyTorch is missing) with dtype-aware
+tolerances; a wrong cinn_py output fails its row (and the exit status) loudly.
 
-    pip install -e ".[gpu]" && python tools/bench.py [--case add_relu_mul] [--repeat 50]
-        [--json OUT.json]
+    pip install -e ".[gpu]" && python tools/bench.py [--cases softmax,layer_norm] [--list]
+        [--repeat 50] [--budget 2] [--json OUT.json] [--tiny] [--no-torch-compile]
+    python tools/bench.py --smoke [--cases ...]     # no GPU: tiny shapes on cuda-emu
 
-Needs a CUDA GPU with CuPy; PyTorch and Triton are optional (their columns are left
-empty without them). Times are medians of `--repeat` runs after warm-up, measured with
-CUDA events around a batch of back-to-back launches.
+Cases (`--list` prints them with their byte counts): add_relu_mul (64M float32),
+softmax / layer_norm (scale and bias) / rms_norm (scale) over the last axis of
+[4096, 4096] and [16384, 8192] in float32 and float16, reduce_sum_rows (axis -1) and
+reduce_sum_cols (axis 0) of [8192, 8192] float32. `--cases` takes families, case names
+or name prefixes (`softmax_f16`), comma-separated.
+
+Needs a CUDA GPU with CuPy; PyTorch and Triton are optional (their columns then say
+`n/a (why)`). Times are medians of up to `--repeat` samples after warm-up, each sample
+a batch of back-to-back calls between two CUDA events; a sample count is cut so that
+one measurement takes about `--budget` seconds (cinn_py's library ops run on the host).
+Rows are printed as they finish and `--json` is rewritten after every case, so a run
+cut short keeps what it measured. The whole run takes a few minutes, most of it
+torch.compile's compiles; run it per family (`--cases softmax`) where time is short.
+
+`--smoke` runs every case at tiny shapes ([4, 33] / [3, 40]) on `cuda-emu` (or
+`--target`) against NumPy float64 references, without PyTorch, GPU or timing, and
+compiles each case's full-size program for the GPU (sm_90) with NVRTC, so CI exercises
+the very programs a GPU session times. `--tiny` runs the timed bench at those tiny
+shapes: with `--target cuda-emu` it tries the whole script on the CPU (its numbers say
+nothing about a GPU).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import gc
+import importlib.util
 import json
+import math
+import os
+import platform
 import statistics
+import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import cinn_py
-from cinn_py.pir.builder import Builder
-from cinn_py.pir.dtypes import DataType
-from cinn_py.pir.program import Program
+from cinn_py.hlir.group import GroupKind
+from cinn_py.pir.parser import parse_program
+from cinn_py.runtime.device import gpu_available
+from cinn_py.tolerances import tolerance
+
+EPSILON = 1e-5
+"""layer_norm's and rms_norm's epsilon, as Paddle's layers default it."""
+
+SMOKE_ARCH = "sm_90"
+"""The GPU arch `--smoke` compiles the full-size programs for (H100 / H200)."""
+
+# ---- the cases ---------------------------------------------------------------------------
 
 
-@dataclass
-class Case:
-    """One computation: a PIR program and the same thing written for each baseline."""
+@dataclass(frozen=True)
+class Tensor:
+    """An input or output of a case: a feed (`pd_op.data`), a parameter or a result."""
 
     name: str
-    build: Callable[[], Program]
-    feeds: Callable[[Any], dict[str, Any]]
-    """Device arrays by feed name, made with the given array module (cupy)."""
-    bytes_moved: int
-    cupy: Callable[..., Any]
-    torch: Callable[..., Any]
-    notes: list[str] = field(default_factory=list)
+    shape: tuple[int, ...]
+    dtype: str
+    param: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
 
 
-def add_relu_mul(elements: int = 64 * 2**20) -> Case:
-    """The issue's chain: `relu(x + y) * w` over 64M float32 elements (3 reads, 1 write)."""
+_SHORT = {"float32": "f32", "float16": "f16"}
 
-    def build() -> Program:
-        program = Program()
-        b = Builder(program)
-        x, y, w = (
-            b.op("pd_op.data", name=n, shape=[elements], dtype=DataType.FLOAT32)
-            for n in ("x", "y", "w")
-        )
-        b.op("pd_op.multiply", b.op("pd_op.relu", b.op("pd_op.add", x, y)), w)
-        return program
 
-    def feeds(cp: Any) -> dict[str, Any]:
-        rng = cp.random.default_rng(0)
-        return {n: rng.standard_normal(elements, dtype=cp.float32) for n in ("x", "y", "w")}
+def _ty(shape: Sequence[int], dtype: str) -> str:
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + _SHORT[dtype] + ">"
 
-    return Case(
-        name="add_relu_mul",
-        build=build,
-        feeds=feeds,
-        bytes_moved=4 * elements * 4,
-        cupy=lambda cp, x, y, w: cp.multiply(cp.maximum(x + y, 0), w),
-        torch=lambda torch, x, y, w: torch.relu(x + y) * w,
+
+def _dims(shape: Sequence[int]) -> str:
+    return ",".join(str(d) for d in shape)
+
+
+def _data(n: int, t: Tensor) -> str:
+    return (
+        f'    (%{n}) = "pd_op.data" () {{dtype:{t.dtype},name:"{t.name}",'
+        f"place:Place(undefined:0),shape:[{_dims(t.shape)}],stop_gradient:[true]}} "
+        f": () -> {_ty(t.shape, t.dtype)}"
     )
 
 
-CASES = {"add_relu_mul": add_relu_mul}
+def _parameter(n: int, t: Tensor) -> str:
+    return (
+        f'    (%{n}) = "builtin.parameter" () {{is_distributed:[false],is_parameter:[true],'
+        f'need_clip:[true],parameter_name:"{t.name}",persistable:[true],stop_gradient:[false],'
+        f"trainable:[true]}} : () -> {_ty(t.shape, t.dtype)}"
+    )
 
 
-def time_gpu(cp: Any, fn: Callable[[], Any], repeat: int, batch: int = 10) -> float:
-    """Median seconds per call of `fn`, timed with CUDA events over `batch` calls."""
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    samples = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(batch):
-            fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3 / batch)
-    return statistics.median(samples)
+def _fetch(n: int, source: int, t: Tensor) -> str:
+    ty = _ty(t.shape, t.dtype)
+    return (
+        f'    (%{n}) = "pd_op.fetch" (%{source}) {{col:0,name:"fetch_name_0",'
+        f"stop_gradient:[true]}} : ({ty}) -> {ty}"
+    )
 
 
-def copy_bandwidth(cp: Any, repeat: int, nbytes: int = 2**30) -> float:
-    """Device-to-device copy bandwidth in bytes/s (read + write)."""
-    src = cp.ones(nbytes // 4, dtype=cp.float32)
-    dst = cp.empty_like(src)
-    seconds = time_gpu(cp, lambda: dst.data.copy_from_device(src.data, nbytes), repeat)
-    return 2 * nbytes / seconds
+def _program(lines: Sequence[str]) -> str:
+    return "{\n" + "\n".join(lines) + "\n}\n"
 
 
-def run_case(case: Case, cp: Any, torch: Any, repeat: int) -> dict[str, Any]:
-    program = case.build()
-    exe = cinn_py.compile(program, target="cuda")
-    feeds = case.feeds(cp)
-    outs = exe.run(feeds, copy_to_host=False)
-    runtime = exe.runtime_program
-    got = next(iter(outs.values()))
-    args = [feeds[k] for k in sorted(feeds, key=list(feeds).index)]
-    want = case.cupy(cp, *args)
-    np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-5, atol=1e-6)
+@dataclass(frozen=True)
+class Family:
+    """One computation at any shape and dtype: its program text, its tensors, a reference
+    written with array-module ops (NumPy or CuPy: the CuPy baseline is this with float32
+    accumulation), and the same in PyTorch."""
 
-    result: dict[str, Any] = {
-        "case": case.name,
-        "bytes": case.bytes_moved,
-        "kernels": len(exe.kernels),
-        "compile_stages_s": exe.timings,
-        "cinn_py_s": time_gpu(cp, lambda: runtime.execute(runtime.scope), repeat),
-        "cupy_s": time_gpu(cp, lambda: case.cupy(cp, *args), repeat),
-    }
-    if torch is not None:
-        targs = [torch.from_dlpack(a) for a in args]
-        result["torch_eager_s"] = time_gpu(cp, lambda: case.torch(torch, *targs), repeat)
-        try:
-            compiled = torch.compile(lambda *a: case.torch(torch, *a))
-            result["torch_compile_s"] = time_gpu(cp, lambda: compiled(*targs), repeat)
-        except Exception as error:  # torch.compile needs Triton and a working toolchain
-            result["torch_compile_error"] = f"{type(error).__name__}: {error}"
-    return result
+    name: str
+    description: str
+    bytes_model: str
+    inputs: Callable[[tuple[int, ...], str], list[Tensor]]
+    output: Callable[[tuple[int, ...], str], Tensor]
+    program: Callable[[tuple[int, ...], str], str]
+    reference: Callable[..., Any]
+    """(xp, accumulate dtype, *input arrays) -> output array, in the input's dtype."""
+    torch: Callable[[Any], Callable[..., Any]]
+    """torch module -> the function of tensors (eager, and what torch.compile compiles)."""
+    tolerance_scale: float = 1.0
+    """Widens the absolute tolerance where rounding order alone moves results further."""
 
 
-def report(results: list[dict[str, Any]], copy_bw: float, device: str) -> str:
-    lines = [
-        f"device: {device}; copy bandwidth {copy_bw / 1e9:.0f} GB/s (D2D, read + write)",
-        "",
-        "| case | cinn_py ms | GB/s | of copy | vs CuPy | vs torch eager | vs torch.compile |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+@dataclass(frozen=True)
+class Case:
+    family: Family
+    shape: tuple[int, ...]
+    dtype: str
+    smoke_shape: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.family.name}_{_SHORT[self.dtype]}_{'x'.join(map(str, self.shape))}"
+
+    def at(self, shape: tuple[int, ...]) -> Case:
+        return Case(self.family, shape, self.dtype, self.smoke_shape)
+
+    @property
+    def inputs(self) -> list[Tensor]:
+        return self.family.inputs(self.shape, self.dtype)
+
+    @property
+    def output(self) -> Tensor:
+        return self.family.output(self.shape, self.dtype)
+
+    @property
+    def program_text(self) -> str:
+        return self.family.program(self.shape, self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes that must move: every input (weights included) read once, the output
+        written once."""
+        return sum(t.nbytes for t in self.inputs) + self.output.nbytes
+
+
+# -- add_relu_mul: relu(x + y) * w over one long vector
+
+
+def _arm_inputs(shape: tuple[int, ...], dtype: str) -> list[Tensor]:
+    return [Tensor(n, shape, dtype) for n in ("x", "y", "w")]
+
+
+def _arm_program(shape: tuple[int, ...], dtype: str) -> str:
+    x, y, w = _arm_inputs(shape, dtype)
+    ty = _ty(shape, dtype)
+    return _program(
+        [
+            _data(0, x),
+            _data(1, y),
+            _data(2, w),
+            f'    (%3) = "pd_op.add" (%0, %1) {{stop_gradient:[true]}} : ({ty}, {ty}) -> {ty}',
+            f'    (%4) = "pd_op.relu" (%3) {{stop_gradient:[true]}} : ({ty}) -> {ty}',
+            f'    (%5) = "pd_op.multiply" (%4, %2) {{stop_gradient:[true]}} : ({ty}, {ty}) -> {ty}',
+            _fetch(6, 5, Tensor("out", shape, dtype)),
+        ]
+    )
+
+
+def _arm_reference(xp: Any, acc: Any, x: Any, y: Any, w: Any) -> Any:
+    s = x.astype(acc, copy=False) + y.astype(acc, copy=False)
+    return (xp.maximum(s, 0) * w.astype(acc, copy=False)).astype(x.dtype, copy=False)
+
+
+def _arm_torch(torch: Any) -> Callable[..., Any]:
+    return lambda x, y, w: torch.relu(x + y) * w
+
+
+# -- softmax over the last axis
+
+
+def _rows_input(shape: tuple[int, ...], dtype: str) -> list[Tensor]:
+    return [Tensor("x", shape, dtype)]
+
+
+def _same_output(shape: tuple[int, ...], dtype: str) -> Tensor:
+    return Tensor("out", shape, dtype)
+
+
+def _softmax_program(shape: tuple[int, ...], dtype: str) -> str:
+    (x,) = _rows_input(shape, dtype)
+    ty = _ty(shape, dtype)
+    return _program(
+        [
+            _data(0, x),
+            f'    (%1) = "pd_op.softmax" (%0) {{axis:-1,stop_gradient:[true]}} : ({ty}) -> {ty}',
+            _fetch(2, 1, _same_output(shape, dtype)),
+        ]
+    )
+
+
+def _softmax_reference(xp: Any, acc: Any, x: Any) -> Any:
+    xa = x.astype(acc, copy=False)
+    e = xp.exp(xa - xa.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def _softmax_torch(torch: Any) -> Callable[..., Any]:
+    return lambda x: torch.softmax(x, dim=-1)
+
+
+# -- layer_norm over the last axis, with scale and bias (paddle.nn.LayerNorm(C))
+
+
+def _ln_inputs(shape: tuple[int, ...], dtype: str) -> list[Tensor]:
+    width = shape[-1:]
+    return [
+        Tensor("x", shape, dtype),
+        Tensor("layer_norm_0.w_0", width, dtype, param=True),
+        Tensor("layer_norm_0.b_0", width, dtype, param=True),
     ]
-    for r in results:
-        t = r["cinn_py_s"]
-        bw = r["bytes"] / t
 
-        def ratio(key: str, t: float = t, r: dict[str, Any] = r) -> str:
-            return f"{r[key] / t:.2f}x" if key in r else "n/a"
 
+def _ln_program(shape: tuple[int, ...], dtype: str) -> str:
+    x, w, b = _ln_inputs(shape, dtype)
+    rows = len(shape) - 1
+    ty, stats = _ty(shape, dtype), _ty(shape[:rows], "float32")
+    width = _ty(shape[-1:], dtype)
+    return _program(
+        [
+            _parameter(0, b),
+            _parameter(1, w),
+            _data(2, x),
+            f'    (%3, %4, %5) = "pd_op.layer_norm" (%2, %1, %0) {{begin_norm_axis:{rows},'
+            f'epsilon:1e-05,stop_gradient:[false,false,false],struct_name:"/LayerNorm/"}} '
+            f": ({ty}, {width}, {width}) -> {ty}, {stats}, {stats}",
+            _fetch(6, 3, _same_output(shape, dtype)),
+        ]
+    )
+
+
+def _ln_reference(xp: Any, acc: Any, x: Any, w: Any, b: Any) -> Any:
+    xa = x.astype(acc, copy=False)
+    mean = xa.mean(axis=-1, keepdims=True)
+    centered = xa - mean
+    variance = (centered * centered).mean(axis=-1, keepdims=True)
+    out = centered / xp.sqrt(variance + EPSILON)
+    out = out * w.astype(acc, copy=False) + b.astype(acc, copy=False)
+    return out.astype(x.dtype, copy=False)
+
+
+def _ln_torch(torch: Any) -> Callable[..., Any]:
+    layer_norm = torch.nn.functional.layer_norm
+    return lambda x, w, b: layer_norm(x, (x.shape[-1],), w, b, EPSILON)
+
+
+# -- rms_norm over the last axis, with scale (paddle.incubate.nn.functional.rms_norm)
+
+
+def _rms_inputs(shape: tuple[int, ...], dtype: str) -> list[Tensor]:
+    return [Tensor("x", shape, dtype), Tensor("rms_norm_0.w_0", shape[-1:], dtype, param=True)]
+
+
+def _rms_program(shape: tuple[int, ...], dtype: str) -> str:
+    x, w = _rms_inputs(shape, dtype)
+    rows = len(shape) - 1
+    ty, invvar = _ty(shape, dtype), _ty(shape[:rows], "float32")
+    return _program(
+        [
+            _data(0, x),
+            _parameter(1, w),
+            f'    (%2, %3) = "pd_op.rms_norm" (%0, %1) {{epsilon:1e-05,'
+            f"normalized_shape:[{shape[-1]}],persistable:[false,false],"
+            f"stop_gradient:[false,false]}} : ({ty}, {_ty(shape[-1:], dtype)}) -> {ty}, {invvar}",
+            _fetch(4, 2, _same_output(shape, dtype)),
+        ]
+    )
+
+
+def _rms_reference(xp: Any, acc: Any, x: Any, w: Any) -> Any:
+    xa = x.astype(acc, copy=False)
+    inverse = 1 / xp.sqrt((xa * xa).mean(axis=-1, keepdims=True) + EPSILON)
+    return (xa * inverse * w.astype(acc, copy=False)).astype(x.dtype, copy=False)
+
+
+def _rms_torch(torch: Any) -> Callable[..., Any]:
+    functional = torch.nn.functional
+    if hasattr(functional, "rms_norm"):  # torch >= 2.4
+        return lambda x, w: functional.rms_norm(x, (x.shape[-1],), w, EPSILON)
+
+    def rms_norm(x: Any, w: Any) -> Any:  # what torch's own composite does
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPSILON)).to(x.dtype) * w
+
+    return rms_norm
+
+
+# -- reduce_sum of a matrix over one axis
+
+
+def _sum_program(axis: int) -> Callable[[tuple[int, ...], str], str]:
+    def program(shape: tuple[int, ...], dtype: str) -> str:
+        (x,) = _rows_input(shape, dtype)
+        out = _sum_output(axis)(shape, dtype)
+        ty, out_ty = _ty(shape, dtype), _ty(out.shape, dtype)
+        return _program(
+            [
+                _data(0, x),
+                '    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),'
+                f"stop_gradient:[true],value:[{axis}]}} : () -> tensor<1xi64>",
+                '    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false,'
+                f"stop_gradient:[true]}} : ({ty}, tensor<1xi64>) -> {out_ty}",
+                _fetch(3, 2, out),
+            ]
+        )
+
+    return program
+
+
+def _sum_output(axis: int) -> Callable[[tuple[int, ...], str], Tensor]:
+    def output(shape: tuple[int, ...], dtype: str) -> Tensor:
+        kept = tuple(d for i, d in enumerate(shape) if i != axis % len(shape))
+        return Tensor("out", kept, dtype)
+
+    return output
+
+
+def _sum_reference(axis: int) -> Callable[..., Any]:
+    def reference(xp: Any, acc: Any, x: Any) -> Any:
+        return x.astype(acc, copy=False).sum(axis=axis).astype(x.dtype, copy=False)
+
+    return reference
+
+
+def _sum_torch(axis: int) -> Callable[[Any], Callable[..., Any]]:
+    def factory(torch: Any) -> Callable[..., Any]:
+        return lambda x: torch.sum(x, dim=axis)
+
+    return factory
+
+
+_SUM_TOLERANCE = 4.0
+"""A float32 sum of 8192 unit-normal terms differs by up to ~1e-3 between summation
+orders (cinn_py's one-thread-per-output loop against PyTorch's tree): 4x the float32
+atol of 1e-5 x the largest |sum| (~360) leaves room for it."""
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in [
+        Family(
+            "add_relu_mul",
+            "relu(x + y) * w, elementwise (the issue-4 chain)",
+            "3 reads + 1 write of N elements: 4 * N * itemsize",
+            _arm_inputs,
+            _same_output,
+            _arm_program,
+            _arm_reference,
+            _arm_torch,
+        ),
+        Family(
+            "softmax",
+            "pd_op.softmax over the last axis",
+            "x read + out written: 2 * R * C * itemsize",
+            _rows_input,
+            _same_output,
+            _softmax_program,
+            _softmax_reference,
+            _softmax_torch,
+        ),
+        Family(
+            "layer_norm",
+            "pd_op.layer_norm over the last axis with scale and bias (mean, variance unfetched)",
+            "x read + out written + scale, bias read: (2 * R * C + 2 * C) * itemsize",
+            _ln_inputs,
+            _same_output,
+            _ln_program,
+            _ln_reference,
+            _ln_torch,
+        ),
+        Family(
+            "rms_norm",
+            "pd_op.rms_norm over the last axis with scale (invvar unfetched)",
+            "x read + out written + scale read: (2 * R * C + C) * itemsize",
+            _rms_inputs,
+            _same_output,
+            _rms_program,
+            _rms_reference,
+            _rms_torch,
+        ),
+        Family(
+            "reduce_sum_rows",
+            "pd_op.sum over axis -1 (one sum per row)",
+            "x read + one value per row written: (R * C + R) * itemsize",
+            _rows_input,
+            _sum_output(-1),
+            _sum_program(-1),
+            _sum_reference(-1),
+            _sum_torch(-1),
+            _SUM_TOLERANCE,
+        ),
+        Family(
+            "reduce_sum_cols",
+            "pd_op.sum over axis 0 (one sum per column)",
+            "x read + one value per column written: (R * C + C) * itemsize",
+            _rows_input,
+            _sum_output(0),
+            _sum_program(0),
+            _sum_reference(0),
+            _sum_torch(0),
+            _SUM_TOLERANCE,
+        ),
+    ]
+}
+
+
+def _cases() -> list[Case]:
+    cases = [Case(FAMILIES["add_relu_mul"], (64 * 2**20,), "float32", (1000,))]
+    for family in ("softmax", "layer_norm", "rms_norm"):
+        for dtype in ("float32", "float16"):
+            cases.append(Case(FAMILIES[family], (4096, 4096), dtype, (4, 33)))
+            cases.append(Case(FAMILIES[family], (16384, 8192), dtype, (3, 40)))
+    cases.append(Case(FAMILIES["reduce_sum_rows"], (8192, 8192), "float32", (4, 33)))
+    cases.append(Case(FAMILIES["reduce_sum_cols"], (8192, 8192), "float32", (3, 40)))
+    return cases
+
+
+CASES: dict[str, Case] = {case.name: case for case in _cases()}
+
+
+def select_cases(selectors: Sequence[str]) -> list[Case]:
+    """The cases named by `selectors` (families, case names or name prefixes; each may be
+    a comma-separated list), in the bench's order; all of them for none."""
+    wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()]
+    if not wanted:
+        return list(CASES.values())
+    chosen: set[str] = set()
+    for selector in wanted:
+        hits = [
+            name
+            for name, case in CASES.items()
+            if selector in (name, case.family.name) or name.startswith(selector + "_")
+        ]
+        if not hits:
+            known = ", ".join([*FAMILIES, *CASES])
+            raise ValueError(f"no case matches '{selector}'; families and cases: {known}")
+        chosen.update(hits)
+    return [case for name, case in CASES.items() if name in chosen]
+
+
+def list_cases() -> str:
+    lines = ["| case | family | shape | dtype | bytes moved | smoke shape |", "| --- " * 6 + "|"]
+    for case in CASES.values():
         lines.append(
-            f"| {r['case']} | {t * 1e3:.3f} | {bw / 1e9:.0f} | {bw / copy_bw:.1%} | "
-            f"{ratio('cupy_s')} | {ratio('torch_eager_s')} | {ratio('torch_compile_s')} |"
+            f"| {case.name} | {case.family.name} | {list(case.shape)} | {case.dtype} | "
+            f"{case.nbytes:,} | {list(case.smoke_shape)} |"
         )
     lines.append("")
-    lines.append("(ratios > 1: cinn_py is faster)")
-    for r in results:
-        stages = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in r["compile_stages_s"].items())
-        lines.append(f"{r['case']}: {r['kernels']} kernel(s); compile: {stages}")
+    for family in FAMILIES.values():
+        lines.append(f"{family.name}: {family.description}; bytes = {family.bytes_model}")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", choices=sorted(CASES))
-    parser.add_argument("--repeat", type=int, default=50)
-    parser.add_argument("--json", help="also write the raw figures here")
-    args = parser.parse_args(argv)
+# ---- checking --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check:
+    ok: bool
+    message: str
+
+
+def check(
+    xp: Any, got: Any, want: Any, dtype: str, scale: float = 1.0, pre_scaled: bool = False
+) -> Check:
+    """`got` against `want` with the float tolerance of `dtype`: |got - want| <= rtol *
+    |want| + atol * max|want| (atol taken relative to the output's magnitude, so that a
+    softmax of values ~1e-4 is not waved through by float16's atol of 1e-3)."""
+    got = xp.asarray(got)
+    if tuple(got.shape) != tuple(want.shape):
+        return Check(False, f"shape {list(got.shape)} != expected {list(want.shape)}")
+    if str(got.dtype) != dtype:
+        return Check(False, f"dtype {got.dtype} != expected {dtype}")
+    g = got.astype(xp.float64).ravel()
+    w = want.astype(xp.float64).ravel()
+    if not g.size:
+        return Check(True, "empty")
+    finite = xp.isfinite(g) & xp.isfinite(w)
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        return Check(False, f"{bad} non-finite value(s) (none expected)")
+    rtol, atol = tolerance(dtype)
+    magnitude = xp.abs(w)
+    atol *= scale * max(float(magnitude.max()), float(np.finfo(np.float64).tiny))
+    err = xp.abs(g - w)
+    excess = err - (atol + rtol * magnitude)
+    worst = int(excess.argmax())
+    message = f"max abs error {float(err.max()):.3g} (rtol {rtol:g}, atol {atol:.3g})"
+    if excess[worst] <= 0:
+        return Check(True, message)
+    where = [int(i) for i in np.unravel_index(worst, tuple(got.shape))]
+    failing = int((excess > 0).sum())
+    return Check(
+        False,
+        f"{message}; {failing} element(s) out of tolerance, the worst at {where}: "
+        f"got {float(g[worst]):.6g}, want {float(w[worst]):.6g}",
+    )
+
+
+# ---- where the arrays live -------------------------------------------------------------
+
+
+class HostBackend:
+    """NumPy arrays, the cuda-emu (or reference) target, wall-clock timing: for --smoke
+    and for trying the timed bench without a GPU."""
+
+    def __init__(self, target: str) -> None:
+        self.xp = np
+        self.target = target
+
+    def device_name(self) -> str:
+        return f"CPU {platform.machine()} (cinn_py target {self.target}; not a GPU figure)"
+
+    def versions(self) -> dict[str, str]:
+        return {"numpy": np.__version__}
+
+    def synchronize(self) -> None:
+        pass
+
+    def to_torch(self, torch: Any, array: Any) -> Any:
+        return torch.from_numpy(np.ascontiguousarray(array))
+
+    def from_torch(self, tensor: Any) -> Any:
+        return tensor.detach().cpu().numpy()
+
+    def run_compiled(self, exe: Any, feeds: dict[str, Any], params: dict[str, Any]) -> Any:
+        return exe.run(feeds, params=params or None)["out0"]
+
+    def time(self, fn: Callable[[], Any], repeat: int, budget: float) -> tuple[float, int]:
+        """Median seconds per call and the number of samples."""
+        once = _estimate(fn, self.synchronize)
+        samples = []
+        for _ in range(_sample_count(once, repeat, budget)):
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples), len(samples)
+
+    def copy_bandwidth(self, repeat: int, budget: float, nbytes: int = 2**26) -> float:
+        src = np.ones(nbytes // 4, dtype=np.float32)
+        dst = np.empty_like(src)
+        seconds, _ = self.time(lambda: np.copyto(dst, src), repeat, budget)
+        return 2 * nbytes / seconds
+
+    def free(self, torch: Any) -> None:
+        pass
+
+
+class CudaBackend:
+    """CuPy arrays on the GPU, the cuda target, CUDA-event timing on CuPy's current stream
+    (the legacy default stream, which PyTorch's default stream also is)."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+        self.xp = cp
+        self.target = "cuda"
+
+    def device_name(self) -> str:
+        name = self.cp.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def versions(self) -> dict[str, str]:
+        runtime = self.cp.cuda.runtime.runtimeGetVersion()
+        return {
+            "cupy": self.cp.__version__,
+            "CUDA runtime": f"{runtime // 1000}.{runtime % 1000 // 10}",
+        }
+
+    def synchronize(self) -> None:
+        self.cp.cuda.Device().synchronize()
+
+    def to_torch(self, torch: Any, array: Any) -> Any:
+        try:
+            return torch.from_dlpack(array)
+        except Exception:  # an older CuPy / PyTorch pair: the CUDA array interface
+            return torch.as_tensor(array, device="cuda")
+
+    def from_torch(self, tensor: Any) -> Any:
+        return self.cp.array(tensor)  # a copy: PyTorch's allocator may reuse the tensor's memory
+
+    def run_compiled(self, exe: Any, feeds: dict[str, Any], params: dict[str, Any]) -> Any:
+        return exe.run(feeds, params=params or None, copy_to_host=False)["out0"]
+
+    def time(self, fn: Callable[[], Any], repeat: int, budget: float) -> tuple[float, int]:
+        """Median seconds per call (CUDA events around a batch of calls) and the number of
+        samples. The first call (torch.compile's compile, caches) is not timed."""
+        cp = self.cp
+        once = _estimate(fn, self.synchronize)
+        batch = 10 if once < 1e-3 else 1
+        if once < 0.05:
+            for _ in range(3):
+                fn()
+        self.synchronize()
+        samples = []
+        for _ in range(_sample_count(once * batch, repeat, budget)):
+            begin, end = cp.cuda.Event(), cp.cuda.Event()
+            begin.record()
+            for _ in range(batch):
+                fn()
+            end.record()
+            end.synchronize()
+            samples.append(cp.cuda.get_elapsed_time(begin, end) / 1e3 / batch)
+        return statistics.median(samples), len(samples)
+
+    def copy_bandwidth(self, repeat: int, budget: float, nbytes: int = 2**30) -> float:
+        """Device-to-device copy bandwidth in bytes/s (read + write)."""
+        cp = self.cp
+        src = cp.ones(nbytes // 4, dtype=cp.float32)
+        dst = cp.empty_like(src)
+        seconds, _ = self.time(
+            lambda: dst.data.copy_from_device_async(src.data, nbytes), repeat, budget
+        )
+        return 2 * nbytes / seconds
+
+    def free(self, torch: Any) -> None:
+        self.cp.get_default_memory_pool().free_all_blocks()
+        if torch is not None:
+            torch.cuda.empty_cache()
+
+
+Backend = HostBackend | CudaBackend
+
+
+def _estimate(fn: Callable[[], Any], synchronize: Callable[[], None]) -> float:
+    """Seconds one call of `fn` takes, by the wall clock, after a first call (which
+    compiles, fills caches) unless that first call alone took over a second."""
+    start = time.perf_counter()
+    fn()
+    synchronize()
+    first = time.perf_counter() - start
+    if first > 1.0:
+        return first
+    start = time.perf_counter()
+    fn()
+    synchronize()
+    return time.perf_counter() - start
+
+
+def _sample_count(seconds_per_sample: float, repeat: int, budget: float) -> int:
+    """`repeat` samples, fewer where they would take longer than `budget`, at least 3."""
+    return max(3, min(repeat, int(budget / max(seconds_per_sample, 1e-9))))
+
+
+def make_inputs(case: Case, xp: Any, seed: int = 0) -> list[Any]:
+    """Standard-normal arrays (drawn in float32, then cast) for every input of `case`."""
+    rng = xp.random.default_rng(seed)
+    return [
+        rng.standard_normal(t.shape, dtype=xp.float32).astype(t.dtype, copy=False)
+        for t in case.inputs
+    ]
+
+
+def _split(case: Case, arrays: Sequence[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    feeds = {t.name: a for t, a in zip(case.inputs, arrays, strict=True) if not t.param}
+    params = {t.name: a for t, a in zip(case.inputs, arrays, strict=True) if t.param}
+    return feeds, params
+
+
+def compile_case(case: Case, target: str) -> Any:
+    return cinn_py.compile(parse_program(case.program_text), target=target)
+
+
+def describe_groups(exe: Any) -> str:
+    """How the program ran: its kernels and the ops left to library calls."""
+    fused = [g for g in exe.groups if g.kind is GroupKind.FUSED]
+    library = [op.name for g in exe.groups if g.kind is not GroupKind.FUSED for op in g.ops]
+    text = f"{len(fused)} kernel(s)"
+    return text + (f", library: {', '.join(library)}" if library else "")
+
+
+def _short(error: BaseException) -> str:
+    first = (str(error).strip().splitlines() or [""])[0]
+    first = first if len(first) <= 100 else first[:97] + "..."
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+# ---- --smoke -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    case: str
+    ok: bool
+    message: str
+
+
+def smoke_case(case: Case, target: str = "cuda-emu", nvrtc: bool = True) -> SmokeResult:
+    """`case` at its smoke shape on `target` against the NumPy float64 reference, then its
+    full-size program through the passes, lowering and codegen for the GPU, with NVRTC."""
+    tiny = case.at(case.smoke_shape)
     try:
-        import cupy as cp
+        exe = compile_case(tiny, target)
+        arrays = make_inputs(tiny, np)
+        feeds, params = _split(tiny, arrays)
+        got = exe.run(feeds, params=params or None)["out0"]
+        want = tiny.family.reference(np, np.float64, *arrays)
+        result = check(np, got, want, tiny.dtype, tiny.family.tolerance_scale)
+        if not result.ok:
+            return SmokeResult(case.name, False, f"wrong at {list(tiny.shape)}: {result.message}")
+        parts = [f"{list(tiny.shape)} {target}: {describe_groups(exe)}; {result.message}"]
+        if nvrtc:
+            parts.append(gpu_codegen(case))
+        return SmokeResult(case.name, True, "; ".join(parts))
+    except Exception as error:
+        detail = traceback.format_exc(limit=-3)
+        return SmokeResult(case.name, False, f"{_short(error)}\n{detail}")
+
+
+def gpu_codegen(case: Case, arch: str = SMOKE_ARCH) -> str:
+    """Compile `case`'s full-size program for the GPU as far as a CUBIN (no GPU needed)."""
+    from cinn_py.backends import nvrtc
+    from cinn_py.hlir.pir_compiler import PIRCompiler
+
+    start = time.perf_counter()
+    compiler = PIRCompiler(parse_program(case.program_text), "cuda", arch=arch)
+    stages = compiler.stages(until="codegen")
+    if stages.source is None:
+        return f"full size: no kernel to build for {arch}"
+    cubin = nvrtc.compile(stages.source.source, arch, name=f"{case.name}.cu")
+    if not cubin.startswith(b"\x7fELF"):
+        raise RuntimeError(f"NVRTC gave no CUBIN for {case.name}")
+    seconds = time.perf_counter() - start
+    return f"full size: {len(stages.fused)} kernel(s) built for {arch} ({seconds:.1f} s)"
+
+
+def run_smoke(cases: Sequence[Case], target: str, nvrtc: bool) -> int:
+    failures = 0
+    for case in cases:
+        result = smoke_case(case, target, nvrtc)
+        failures += not result.ok
+        print(f"{'ok  ' if result.ok else 'FAIL'} {result.case}: {result.message}", flush=True)
+    print(f"{len(cases) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+# ---- the timed bench -------------------------------------------------------------------
+
+BASELINES = ("torch_eager", "torch_compile", "cupy")
+
+
+@dataclass
+class Options:
+    repeat: int = 50
+    budget: float = 2.0
+    torch_compile: bool = True
+
+
+def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict[str, Any]:
+    """Check, then time, cinn_py and each baseline on `case`. Every failure is caught and
+    recorded (`<impl>_error`), so one case never costs the others their figures."""
+    xp = backend.xp
+    result: dict[str, Any] = {
+        "case": case.name,
+        "family": case.family.name,
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "bytes": case.nbytes,
+    }
+    arrays = make_inputs(case, xp)
+    feeds, params = _split(case, arrays)
+
+    targs: list[Any] = []
+    torch_fn: Callable[..., Any] | None = None
+    if torch is None:
+        result["torch_eager_error"] = result["torch_compile_error"] = "torch not installed"
+    else:
+        try:
+            targs = [backend.to_torch(torch, a) for a in arrays]
+            torch_fn = case.family.torch(torch)
+            want = backend.from_torch(torch_fn(*targs))
+            result["checked_against"] = "torch eager"
+        except Exception as error:
+            result["torch_eager_error"] = _short(error)
+            result["torch_compile_error"] = "torch eager failed"
+            torch_fn = None
+    if torch_fn is None:
+        want = case.family.reference(xp, xp.float64, *arrays)
+        result["checked_against"] = "a float64 reference (no torch eager)"
+
+    def measure(key: str, setup: Callable[[], tuple[Callable[[], Any], Any]]) -> None:
+        """`setup()` gives the function to time and its first output, checked first."""
+        try:
+            fn, output = setup()
+            verdict = check(xp, output, want, case.dtype, case.family.tolerance_scale)
+            if not verdict.ok:
+                result[f"{key}_error"] = f"wrong: {verdict.message}"
+                return
+            seconds, samples = backend.time(fn, options.repeat, options.budget)
+            result[f"{key}_s"] = seconds
+            result[f"{key}_samples"] = samples
+        except Exception as error:
+            result[f"{key}_error"] = _short(error)
+            if key == "cinn_py":
+                traceback.print_exc()
+
+    def cinn() -> tuple[Callable[[], Any], Any]:
+        exe = compile_case(case, backend.target)
+        result["groups"] = describe_groups(exe)
+        result["compile_stages_s"] = exe.timings
+        output = backend.run_compiled(exe, feeds, params)
+        runtime = exe.runtime_program
+        return (lambda: runtime.execute(runtime.scope)), output
+
+    measure("cinn_py", cinn)
+    if "cinn_py_error" in result:
+        print(f"ERROR: {case.name}: cinn_py: {result['cinn_py_error']}", file=sys.stderr)
+
+    if torch_fn is not None:
+        eager = torch_fn
+        measure("torch_eager", lambda: (lambda: eager(*targs), want))
+        if not options.torch_compile:
+            result["torch_compile_error"] = "skipped: --no-torch-compile"
+        elif isinstance(backend, CudaBackend) and importlib.util.find_spec("triton") is None:
+            result["torch_compile_error"] = "triton not installed"
+        else:
+
+            def compiled() -> tuple[Callable[[], Any], Any]:
+                # A fresh cache per case: no recompile limit, no dims made dynamic.
+                importlib.import_module("torch._dynamo").reset()
+                fn = torch.compile(case.family.torch(torch), dynamic=False)
+                output = backend.from_torch(fn(*targs))  # the first call compiles
+                return (lambda: fn(*targs)), output
+
+            measure("torch_compile", compiled)
+
+    def cupy() -> tuple[Callable[[], Any], Any]:
+        fn = case.family.reference
+        return (lambda: fn(xp, xp.float32, *arrays)), fn(xp, xp.float32, *arrays)
+
+    measure("cupy", cupy)
+    return result
+
+
+def _cell(result: dict[str, Any], key: str) -> str:
+    if f"{key}_s" in result:
+        return _ms(result[f"{key}_s"])
+    return f"n/a ({result.get(f'{key}_error', 'not run')})".replace("|", "/")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g}"
+
+
+def _number(x: float) -> str:
+    """Whole numbers from 100 up, three significant digits below."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def row(result: dict[str, Any], copy_bw: float) -> str:
+    """The case's row of the main table."""
+    head = f"| {result['case']} | {_number(result['bytes'] / 1e6)} |"
+    if "cinn_py_s" not in result:
+        error = result.get("cinn_py_error", "not run").replace("|", "/")
+        return head + f" **FAILED**: {error} | | | | | | {result.get('groups', '')} |"
+    t = result["cinn_py_s"]
+    bw = result["bytes"] / t
+    ratios = []
+    for key in BASELINES:
+        ratios.append(
+            f"{result[f'{key}_s'] / t:.2f}x" if f"{key}_s" in result else _cell(result, key)
+        )
+    return (
+        head + f" {_ms(t)} | {_number(bw / 1e9)} | {bw / copy_bw:.1%} | "
+        f"{' | '.join(ratios)} | {result.get('groups', '')} |"
+    )
+
+
+def baseline_row(result: dict[str, Any], copy_bw: float) -> str:
+    cells = []
+    for key in BASELINES:
+        if f"{key}_s" in result:
+            t = result[f"{key}_s"]
+            cells.append(f"{_ms(t)} ({result['bytes'] / t / copy_bw:.1%})")
+        else:
+            cells.append(_cell(result, key))
+    return f"| {result['case']} | {' | '.join(cells)} |"
+
+
+def report(
+    results: Sequence[dict[str, Any]], copy_bw: float, device: str, versions: dict[str, str]
+) -> str:
+    today = datetime.date.today().isoformat()
+    copy_what = "host memcpy" if device.startswith("CPU") else "device-to-device cudaMemcpyAsync"
+    stack = ", ".join(f"{k} {v}" for k, v in versions.items())
+    lines = [
+        f"### {device}, {today}",
+        "",
+        f"Copy bandwidth {_number(copy_bw / 1e9)} GB/s ({copy_what}, read + write); {stack}.",
+        "",
+        "| case | MB moved | cinn_py ms | GB/s | of copy | vs torch eager | vs torch.compile "
+        "| vs CuPy | cinn_py ran as |",
+        "| --- " * 9 + "|",
+        *(row(r, copy_bw) for r in results),
+        "",
+        "(ratios: the baseline's time / cinn_py's; > 1: cinn_py is faster)",
+        "",
+        "| case | torch eager ms (of copy) | torch.compile ms (of copy) | CuPy ms (of copy) |",
+        "| --- " * 4 + "|",
+        *(baseline_row(r, copy_bw) for r in results),
+        "",
+    ]
+    for r in results:
+        stages = r.get("compile_stages_s") or {}
+        timing = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in stages.items())
+        if timing:
+            lines.append(f"- {r['case']}: compile {timing}; checked against {r['checked_against']}")
+    return "\n".join(lines)
+
+
+def _versions(backend: Backend, torch: Any) -> dict[str, str]:
+    versions = {"cinn_py": _commit(), **backend.versions()}
+    if torch is None:
+        versions["torch"] = "not installed"
+        return versions
+    versions["torch"] = torch.__version__
+    try:
+        import triton
+
+        versions["triton"] = triton.__version__
     except ImportError:
-        print("tools/bench.py needs CuPy and a CUDA GPU", file=sys.stderr)
-        return 2
+        versions["triton"] = "not installed"
+    return versions
+
+
+def _commit() -> str:
+    """The checkout's commit (with `+` when the tree has changes), or `?` without git."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        git = ["git", "-C", root]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True)
+        dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True)
+    except OSError:
+        return "?"
+    if head.returncode:
+        return "?"
+    return head.stdout.decode().strip() + ("+" if dirty.stdout.strip() else "")
+
+
+def run_bench(cases: Sequence[Case], backend: Backend, torch: Any, options: Options, out: Any):
+    device = backend.device_name()
+    copy_bw = backend.copy_bandwidth(options.repeat, options.budget)
+    versions = _versions(backend, torch)
+    print(f"{device}: copy bandwidth {copy_bw / 1e9:.0f} GB/s", file=sys.stderr, flush=True)
+    results: list[dict[str, Any]] = []
+    for i, case in enumerate(cases, 1):
+        start = time.perf_counter()
+        results.append(run_case(case, backend, torch, options))
+        gc.collect()
+        backend.free(torch)
+        print(
+            f"[{i}/{len(cases)} {time.perf_counter() - start:.0f} s] {row(results[-1], copy_bw)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        if out:
+            with open(out, "w", encoding="utf-8") as f:
+                record = {"device": device, "copy_bw": copy_bw, "versions": versions}
+                json.dump({**record, "results": results}, f, indent=2)
+    print(report(results, copy_bw, device, versions))
+    return results
+
+
+# ---- the command line --------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--cases",
+        action="append",
+        default=[],
+        metavar="LIST",
+        help="comma-separated families, case names or name prefixes (default: all)",
+    )
+    parser.add_argument("--case", action="append", default=[], help="same as --cases")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes, NumPy references")
+    parser.add_argument(
+        "--target",
+        choices=["cuda", "cuda-emu", "reference"],
+        help="cinn_py's target (default: cuda; cuda-emu for --smoke)",
+    )
+    parser.add_argument("--tiny", action="store_true", help="time the cases at the smoke shapes")
+    parser.add_argument("--no-nvrtc", action="store_true", help="--smoke: skip the NVRTC builds")
+    parser.add_argument("--repeat", type=int, default=50, help="samples per measurement (max)")
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
+    parser.add_argument("--no-torch-compile", action="store_true")
+    parser.add_argument("--json", help="also write the raw figures here (after every case)")
+    args = parser.parse_args(argv)
+
+    try:
+        cases = select_cases(args.cases + args.case)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.list:
+        print(list_cases())
+        return 0
+    if args.smoke:
+        return run_smoke(cases, args.target or "cuda-emu", not args.no_nvrtc)
+    if args.tiny:
+        cases = [case.at(case.smoke_shape) for case in cases]
+
+    target = args.target or "cuda"
+    backend: Backend
+    if target == "cuda":
+        if not gpu_available():
+            print("tools/bench.py needs CuPy and a CUDA GPU (or --smoke)", file=sys.stderr)
+            return 2
+        import cupy
+
+        backend = CudaBackend(cupy)
+    elif target == "cuda-emu":
+        backend = HostBackend(target)
+    else:
+        parser.error("the timed bench runs on cuda or cuda-emu (reference: use --smoke)")
     try:
         import torch
     except ImportError:
         torch = None
-    device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    copy_bw = copy_bandwidth(cp, args.repeat)
-    results = [run_case(CASES[name](), cp, torch, args.repeat) for name in args.case or CASES]
-    print(report(results, copy_bw, device))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"device": device, "copy_bw": copy_bw, "results": results}, out, indent=2)
-    return 0
+    options = Options(args.repeat, args.budget, not args.no_torch_compile)
+    results = run_bench(cases, backend, torch, options, args.json)
+    failed = [r["case"] for r in results if "cinn_py_s" not in r]
+    if failed:
+        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

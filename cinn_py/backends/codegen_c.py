@@ -327,8 +327,11 @@ class CRenderer(Visitor):
         raise self.unsupported(name, f"has no form returning {node.dtype.value}")
 
     def access(self, node: e.Load | s.Store) -> str:
-        """`buffer[offset]`, the element a Load or Store touches."""
+        """`buffer[offset]`, the element a Load or Store touches; `buffer[0]` for a local
+        buffer (one element per thread: `set_buffer` proved every access names it)."""
         name = buffer_name(node.tensor)
+        if isinstance(node.tensor, e.Buffer) and node.tensor.memory_type is e.MemoryType.LOCAL:
+            return f"{self.names.lookup(name)}[0]"
         offset = self.expr(flat_index(node.tensor, node.indices))
         return f"{self.names.lookup(name)}[{offset}]"
 
@@ -363,28 +366,43 @@ class CRenderer(Visitor):
         inside that one's loop); `visit_Reduce` then names the accumulator."""
         for reduce in _outer_reductions(node):
             if id(reduce) not in self.accumulators:
+                if isinstance(reduce, e.ArgReduce):
+                    self.emit_arg_reduction(reduce)
+                    continue
                 self.emit_reduction(reduce)
 
     def emit_reduction(self, node: e.Reduce) -> None:
         """`T acc = init; for (r ...) { const T v = body; acc = combine(acc, v); }`."""
         self.hoist_reductions(node.init)
+        if node.thread_axis is not None:
+            self.emit_cross_thread_reduction(node)
+            return
         type_name = self.type_name(node.dtype)
         acc = self.names.fresh("acc")
         self.line(f"{type_name} {acc} = {self.expr(node.init)};")
         with ExitStack() as stack:
-            for var in node.reduce_axis:
-                if var.lower is None or var.upper is None:
-                    raise self.unsupported("ir.Reduce", f"axis '{var.name}' has no constant range")
-                stack.enter_context(self.names.scope())
-                name = self.names.declare(var.name)
-                index = self.type_name(var.dtype)
-                head = f"for ({index} {name} = {var.lower}; {name} < {var.upper}; ++{name})"
-                stack.enter_context(self.braced(head))
+            self.open_reduce_loops(stack, node.reduce_axis, "ir.Reduce")
             self.hoist_reductions(node.body)
             value = self.names.fresh("v")
             self.line(f"const {type_name} {value} = {self.expr(node.body)};")
             self.line(f"{acc} = {self.combine(node, acc, value)};")
         self.accumulators[id(node)] = acc
+
+    def open_reduce_loops(self, stack: ExitStack, axes: tuple[e.Var, ...], what: str) -> None:
+        """One serial `for` per reduce axis over its constant `[lower, upper)`, each in
+        its own name scope, left open on `stack`."""
+        for var in axes:
+            if var.lower is None or var.upper is None:
+                raise self.unsupported(what, f"axis '{var.name}' has no constant range")
+            stack.enter_context(self.names.scope())
+            name = self.names.declare(var.name)
+            index = self.type_name(var.dtype)
+            head = f"for ({index} {name} = {var.lower}; {name} < {var.upper}; ++{name})"
+            stack.enter_context(self.braced(head))
+
+    def emit_cross_thread_reduction(self, node: e.Reduce) -> None:
+        """A Reduce across the threads of a block: only a CUDA kernel has threads."""
+        raise self.unsupported("ir.Reduce", f"across {node.thread_axis} outside a CUDA kernel")
 
     def combine(self, node: e.Reduce, acc: str, value: str) -> str:
         """The accumulator's next value; float max / min keep a NaN (NumPy's max)."""
@@ -407,6 +425,36 @@ class CRenderer(Visitor):
         if acc is None:
             raise self.unsupported("ir.Reduce", "appears outside a stored value")
         return acc
+
+    def emit_arg_reduction(self, node: e.ArgReduce) -> None:
+        """`T best = start; I arg = 0; for (r ...) { const T v = body; if (v > best)
+        { best = v; arg = position; } }`: a NaN never compares better, ties keep the
+        first position (the reference's argmax). 16-bit floats compare in float."""
+        value_type = node.body.dtype
+        start = node.start_value()
+        if value_type in (DataType.FLOAT16, DataType.BFLOAT16):
+            value_type = DataType.FLOAT32
+            start = e.FloatImm(start.value, value_type)
+        type_name, index_type = self.type_name(value_type), self.type_name(node.dtype)
+        best, arg = self.names.fresh("best"), self.names.fresh("arg")
+        self.line(f"{type_name} {best} = {self.expr(start)};")
+        self.line(f"{index_type} {arg} = {self.expr(e.make_const(0, node.dtype))};")
+        op = ">" if node.reduce_type is e.ReduceType.MAX else "<"
+        with ExitStack() as stack:
+            self.open_reduce_loops(stack, node.reduce_axis, "ir.ArgReduce")
+            self.hoist_reductions(node.body)
+            value = self.names.fresh("v")
+            self.line(f"const {type_name} {value} = {self.cast(value_type, node.body)};")
+            with self.braced(f"if ({value} {op} {best})"):
+                self.line(f"{best} = {value};")
+                self.line(f"{arg} = {self.expr(simplify(node.position()))};")
+        self.accumulators[id(node)] = arg
+
+    def visit_ArgReduce(self, node: e.ArgReduce) -> str:
+        arg = self.accumulators.get(id(node))
+        if arg is None:
+            raise self.unsupported("ir.ArgReduce", "appears outside a stored value")
+        return arg
 
     def visit_Let(self, node: s.Let) -> None:
         value = self.expr(node.value)
@@ -529,6 +577,9 @@ class _OuterReductions(Visitor):
         super().visit(node)
 
     def visit_Reduce(self, node: e.Reduce) -> None:
+        self.found.append(node)
+
+    def visit_ArgReduce(self, node: e.ArgReduce) -> None:
         self.found.append(node)
 
 

@@ -194,6 +194,35 @@ class CudaRenderer(CRenderer):
         else:
             self.bound_body(node, value)
 
+    def emit_cross_thread_reduction(self, node: e.Reduce) -> None:
+        """`acc = combine(init, cinn_block_reduce<T>(v, op))`, where each thread's `v` is
+        the body at its own thread index (the runtime header's warp shuffles and shared
+        memory exchange). Every thread of the block must get here: the schedule keeps
+        cross-thread Reduces out of thread-dependent branches."""
+        (var,) = node.reduce_axis
+        axis = s.BindInfo(node.thread_axis)
+        threads = self.launch[axis]
+        if var.lower != 0 or var.upper != threads:
+            raise self.unsupported(
+                "ir.Reduce",
+                f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
+                f"block has {threads} threads on that axis",
+            )
+        type_name = self.type_name(node.dtype)
+        acc = self.names.fresh("acc")
+        self.line(f"{type_name} {acc};")
+        with self.braced(""), self.names.scope():
+            name = self.names.declare(var.name)
+            self.line(f"const {self.type_name(var.dtype)} {name} = {axis.value};")
+            self.hoist_reductions(node.body)
+            value = self.names.fresh("v")
+            self.line(f"const {type_name} {value} = {self.expr(node.body)};")
+            total = self.names.fresh("total")
+            op = _BLOCK_REDUCE_OPS[node.reduce_type]
+            self.line(f"const {type_name} {total} = cinn_block_reduce<{threads}>({value}, {op}());")
+            self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
+        self.accumulators[id(node)] = acc
+
     def bound_body(self, node: s.For, value: str) -> None:
         name = self.names.declare(node.loop_var.name)
         self.line(f"const {self.type_name(node.loop_var.dtype)} {name} = {value};")
@@ -284,6 +313,17 @@ class CudaRenderer(CRenderer):
         raise ValueError(f"buffer '{buffer}' is not an argument of {self.func.name}")
 
 
+_BLOCK_REDUCE_OPS = {
+    e.ReduceType.SUM: "cinn_reduce_sum",
+    e.ReduceType.PROD: "cinn_reduce_prod",
+    e.ReduceType.MAX: "cinn_reduce_max",
+    e.ReduceType.MIN: "cinn_reduce_min",
+    e.ReduceType.ALL: "cinn_reduce_all",
+    e.ReduceType.ANY: "cinn_reduce_any",
+}
+"""The runtime header's combine functors, by reduction kind."""
+
+
 def _rounded(node: e.FloatImm) -> float:
     """A 16-bit float constant's value, rounded to its type (exact in float32)."""
     if node.dtype is DataType.FLOAT16:
@@ -323,6 +363,13 @@ class _LaunchDims(Visitor):
             self.dims[node.bind_info] = max(self.dims[node.bind_info], extent)
         self.generic_visit(node)
 
+    def visit_Reduce(self, node: e.Reduce) -> None:
+        if node.thread_axis is not None:
+            axis = s.BindInfo(node.thread_axis)
+            extent = node.reduce_axis[0].upper or 1
+            self.dims[axis] = max(self.dims[axis], extent)
+        self.generic_visit(node)
+
     def visit(self, node: e.IrNode) -> None:
         if isinstance(node, e.Expr):
             self.dtypes.add(node.dtype)
@@ -356,6 +403,14 @@ def _render_kernel(
             params.append(f"const {type_name}* __restrict__ {c_name}")
         else:
             params.append(f"{type_name}* __restrict__ {c_name}")
+    for buffer in func.temp_buffers:
+        if buffer.memory_type is not e.MemoryType.LOCAL:
+            raise renderer.unsupported(
+                f"temp buffer {buffer.name}",
+                f"is in {buffer.memory_type.value} memory; kernels keep temps in registers "
+                "(schedule it with set_buffer 'local')",
+            )
+        renderer.line(f"{renderer.type_name(buffer.dtype)} {names.declare(buffer.name)}[1];")
     renderer.statement(func.body)
     head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
     text = "\n".join([head, *renderer.lines, "}"])

@@ -10,6 +10,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cinn_py.hlir.op_pattern import ReducePattern
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.value import Value
 
@@ -30,6 +31,9 @@ class Group:
     A FUSED group may hold the builtin glue ops around its tensors (`builtin.combine`
     feeding its concat / stack, `builtin.split` / `builtin.slice` unpacking its
     split): lowering sees through them, so `inputs` and `outputs` are always tensors.
+
+    `reduce_pattern`: the ReducePattern every reduction of a FUSED group shares (the
+    row / column structure its schedule follows), None when it has no reduction.
     """
 
     name: str
@@ -37,6 +41,7 @@ class Group:
     ops: list[Operation]
     inputs: list[Value] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)
+    reduce_pattern: ReducePattern | None = None
 
     def __repr__(self) -> str:
         ops = ", ".join(op.name for op in self.ops)

@@ -1,22 +1,58 @@
-"""Placeholder grouping: maximal connected sets of ops the compiler can lower.
+"""Fusion: CINN-style grouping of ops into kernels.
 
-Until CINN's fusion pass replaces it, a group is a maximal set of ops that op lowering
-can generate code for (elementwise, broadcast, injective: `op_lowering.can_lower`),
-connected through producer-consumer edges, such that contracting the group makes no
-cycle: a path that leaves the group, runs through another op (a library instruction,
-say) and comes back into it would need the group's kernel to run both before and after
-that op. A reduction (`op_lowering.reduction.REDUCTIONS`) is a FUSED group of its own:
-its producers and consumers are in other groups, so its kernel reads stored inputs and
-stores its result. Every other computing op is a LIBRARY group of its own. This module is the one
-place that decides; `group_program` can be swapped for another strategy as long as it
-returns groups in an order that respects their dependencies.
+Only ops `op_lowering.can_lower` accepts fuse; every other computing op is a LIBRARY
+group of its own. Fusible ops start as one group each and groups merge, in two ways:
+
+1. Vertical (producer group P into a consumer group Q, along an edge P -> Q). A P
+   without reductions always merges: its elementwise / broadcast / injective ops inline
+   into Q's computations, reduction bodies included, and its values used elsewhere become
+   group outputs. A P with reductions merges only if the merged group keeps the row
+   invariant below (and if Q has reductions too, they have P's ReducePattern, so e.g. a
+   variance's mean may read the centred values that depend on the first mean).
+2. Horizontal (sibling groups reading one value): if neither has reductions and all
+   their outputs have one element count (one loop nest serves both), or both have
+   reductions with equal ReducePattern (layer_norm's two means, a sum and a max of one
+   input): one kernel then reads the shared input once.
+
+Every merge must keep three properties, checked on the merged group as a whole:
+
+- No cycle (`_merge_makes_cycle`): a path that leaves the group, runs through another op
+  (a library matmul, a group that was refused) and comes back would need the group's
+  kernel to run both before and after that op.
+- The row invariant. All reductions of a group share one `ReducePattern` (input shape S,
+  reduced dims A), and every op that depends, inside the group, on a reduction result is
+  ElementWise or Broadcast with a full (S) or row (S with A set to 1, or S without A)
+  output whose reduction-dependent operands are `row_aligned`, or a reshape / squeeze /
+  unsqueeze / flatten from a row form to a row form, or a reduction of the same pattern.
+  Why: the group schedule runs one thread block per row. A block reduces its row into a
+  register / shared value that only that block sees, so every value computed from it
+  must be needed only by the same row: full-shaped values at their own element, row
+  values once per row. A non-keepdim row broadcast against the wrong dims (numpy aligns
+  dims from the right), a transpose of a row value, or a second reduction over other
+  axes would read another block's result, which no barrier can provide.
+- argmax / argmin stay simple: a group holding one has no other reduction and nothing in
+  the group reads a reduction result (their index-and-value pairs have no cross-thread
+  reduction yet, so they keep the serial per-output schedule; the contract asks only
+  that argmax / argmin results have no in-group consumers, this is a little stricter).
+
+Groups are returned in dependency order, each with its `reduce_pattern`. This module is
+the one place that decides; docs/FUSION.md has the worked softmax example.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from cinn_py.hlir.group import Group, GroupKind
+from cinn_py.hlir.op_pattern import (
+    ARG_REDUCTIONS,
+    RESHAPES,
+    OpPatternKind,
+    ReducePattern,
+    op_pattern_kind,
+    reduce_pattern,
+    static_shape,
+)
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
@@ -40,6 +76,17 @@ else bookkeeping for the runtime."""
 
 Fusible = Callable[[Operation], bool]
 
+_ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
+"""Kinds that may compute a reduction-dependent value (plus RESHAPES, row to row)."""
+
+
+def is_reduction(op: Operation) -> bool:
+    """Whether `op` is a reduction of op lowering (`reduction.REDUCTIONS`) or argmax /
+    argmin."""
+    from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
+
+    return op.name in REDUCTIONS or op.name in ARG_REDUCTIONS
+
 
 def group_program(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
     """The program's groups in an order where every group follows the groups it reads
@@ -55,12 +102,85 @@ def make_group(
     name: str, ops: list[Operation], program: Program, kind: GroupKind = GroupKind.FUSED
 ) -> Group:
     """A group of the given ops of `program` (as the seed's tests build them by hand),
-    with its inputs and outputs worked out."""
+    with its inputs, outputs and (for a FUSED group) reduce_pattern worked out."""
     order = {id(op): i for i, op in enumerate(program.block)}
     ops = sorted(ops, key=lambda op: order[id(op)])
     group = Group(name, kind, ops)
     group.inputs, group.outputs = _boundary(ops, {id(v) for v in program.outputs()}, kind)
+    if kind is GroupKind.FUSED:
+        group.reduce_pattern = group_reduce_pattern(ops)
     return group
+
+
+def group_reduce_pattern(ops: Iterable[Operation]) -> ReducePattern | None:
+    """The pattern of the first reduction among `ops` (grouping makes them all equal)."""
+    for op in ops:
+        if is_reduction(op):
+            return reduce_pattern(op)
+    return None
+
+
+def check_row_invariant(ops: Iterable[Operation]) -> str | None:
+    """Why the ops cannot form one group under the row invariant (see the module
+    docstring), or None when they can. Cycles are not checked here."""
+    ops = list(ops)
+    reductions = [op for op in ops if is_reduction(op)]
+    if not reductions:
+        return None
+    patterns = [reduce_pattern(op) for op in reductions]
+    pattern = patterns[0]
+    if len(reductions) > 1:
+        if any(p is None for p in patterns):
+            return "a reduction with an unknown pattern shares a group"
+        if any(p != pattern for p in patterns):
+            return "reductions with different patterns"
+        if any(op.name in ARG_REDUCTIONS for op in reductions):
+            return "argmax / argmin with another reduction"
+    dependent: set[int] = set()  # ids of values that depend on a reduction result
+    for op in ops:  # program order: producers first
+        row_operands = [v for v in op.operand_values() if v is not None and id(v) in dependent]
+        if not row_operands:
+            if is_reduction(op):
+                dependent.update(id(r) for r in op.results)
+            continue
+        why = _row_op_refusal(op, row_operands, pattern)
+        if why is not None:
+            return why
+        dependent.update(id(r) for r in op.results)
+    return None
+
+
+def _row_op_refusal(
+    op: Operation, row_operands: list[Value], pattern: ReducePattern | None
+) -> str | None:
+    """Why `op`, reading the reduction-dependent `row_operands`, breaks the invariant."""
+    if any(v.defining_op.name in ARG_REDUCTIONS for v in row_operands):
+        return f"{op.name} reads an argmax / argmin result"
+    if pattern is None:
+        return f"{op.name} reads a reduction whose pattern is unknown"
+    if is_reduction(op):
+        if op.name in ARG_REDUCTIONS:
+            return f"{op.name} reads a reduction result"
+        return None  # same pattern (checked by the caller): its input is full
+    if op.num_results != 1:
+        return f"{op.name} has {op.num_results} results"
+    out = static_shape(op.result(0))
+    if out is None:
+        return f"{op.name} has a dynamic or non-tensor result"
+    if op.name in RESHAPES:
+        operand = static_shape(row_operands[0])
+        if operand is not None and pattern.is_row(operand) and pattern.is_row(out):
+            return None
+        return f"{op.name} does not take a row form to a row form"
+    if op_pattern_kind(op) not in _ROW_OPS:
+        return f"{op.name} ({op_pattern_kind(op).value}) reads a reduction result"
+    if not (pattern.is_full(out) or pattern.is_row(out)):
+        return f"{op.name}'s result {list(out)} is neither full nor a row of {pattern}"
+    for value in row_operands:
+        shape = static_shape(value)
+        if shape is None or not pattern.row_aligned(shape, out):
+            return f"{op.name} reads a row value of shape {shape} off its row into {list(out)}"
+    return None
 
 
 class _Grouper:
@@ -70,11 +190,9 @@ class _Grouper:
         self.order = {id(op): i for i, op in enumerate(program.block)}
         self.fusible = {id(op) for op in self.ops if self._fusible(op, is_fusible)}
         self.leader: dict[int, int] = {id(op): id(op) for op in self.ops}
+        self.group_ops: dict[int, list[Operation]] = {id(op): [op] for op in self.ops}
+        """Members of each group, by the leader's id, in program order."""
         self.by_id = {id(op): op for op in self.ops}
-        from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
-
-        self.alone = {id(op) for op in self.ops if op.name in REDUCTIONS}
-        """Fusible ops that merge with no other op: the reductions."""
 
     def _fusible(self, op: Operation, is_fusible: Fusible) -> bool:
         if op.name == "builtin.combine":
@@ -101,32 +219,97 @@ class _Grouper:
         return key
 
     def members(self, root: int) -> set[int]:
-        return {k for k in self.leader if self.find(k) == root}
+        return {id(op) for op in self.group_ops[root]}
+
+    def _has_reduction(self, root: int) -> bool:
+        return any(is_reduction(op) for op in self.group_ops[root])
 
     def run(self) -> list[Group]:
-        for op in self.ops:
-            if id(op) not in self.fusible or id(op) in self.alone:
-                continue
-            for value in op.operand_values():
-                producer = value.defining_op if value is not None else None
-                if producer is None or id(producer) not in self.fusible:
-                    continue
-                if id(producer) in self.alone:
-                    continue
-                a, b = self.find(id(producer)), self.find(id(op))
-                if a != b and not self._merge_makes_cycle(a, b):
-                    self.leader[b] = a
+        changed = True
+        while changed:
+            changed = self._vertical()
+            changed = self._horizontal() or changed
         return self._groups()
+
+    def _vertical(self) -> bool:
+        """Merge each fusible op's group with its fusible producers' groups, in program
+        order, until nothing more merges."""
+        merged_any = False
+        changed = True
+        while changed:
+            changed = False
+            for op in self.ops:
+                if id(op) not in self.fusible:
+                    continue
+                for value in op.operand_values():
+                    producer = value.defining_op if value is not None else None
+                    if producer is None or id(producer) not in self.fusible:
+                        continue
+                    if self._try_merge(self.find(id(producer)), self.find(id(op))):
+                        changed = merged_any = True
+        return merged_any
+
+    def _horizontal(self) -> bool:
+        """Merge sibling groups that read one value (see the module docstring)."""
+        merged_any = False
+        values: list[Value] = [r for op in self.program.block for r in op.results]
+        for value in values:
+            users = [u for u in dict.fromkeys(value.users()) if id(u) in self.fusible]
+            for i, first in enumerate(users):
+                for second in users[i + 1 :]:
+                    a, b = self.find(id(first)), self.find(id(second))
+                    if a == b or not self._siblings_match(a, b):
+                        continue
+                    if self._try_merge(a, b):
+                        merged_any = True
+        return merged_any
+
+    def _siblings_match(self, a: int, b: int) -> bool:
+        reduces_a, reduces_b = self._has_reduction(a), self._has_reduction(b)
+        if reduces_a != reduces_b:
+            return False
+        if reduces_a:
+            pa = group_reduce_pattern(self.group_ops[a])
+            return pa is not None and pa == group_reduce_pattern(self.group_ops[b])
+        counts = {_numel(v) for root in (a, b) for v in self._outputs(root)}
+        return len(counts) == 1 and None not in counts
+
+    def _outputs(self, root: int) -> list[Value]:
+        inside = self.members(root)
+        pinned = {id(v) for v in self.program.outputs()}
+        return [
+            r
+            for op in self.group_ops[root]
+            for r in op.results
+            if isinstance(r.type, DenseTensorType)
+            and (id(r) in pinned or any(id(u) not in inside for u in r.users()))
+        ]
+
+    def _try_merge(self, a: int, b: int) -> bool:
+        """Merge groups a and b if that keeps the invariants; whether it did."""
+        if a == b:
+            return False
+        merged = sorted(self.group_ops[a] + self.group_ops[b], key=lambda op: self.order[id(op)])
+        if check_row_invariant(merged) is not None:
+            return False
+        if self._merge_makes_cycle(a, b):
+            return False
+        self.leader[b] = a
+        self.group_ops[a] = merged
+        del self.group_ops[b]
+        return True
 
     def _merge_makes_cycle(self, a: int, b: int) -> bool:
         """Whether some path leaves group a or b, passes an op of neither, and enters the
-        other: contracting both into one node would then close a cycle."""
+        other: contracting both into one node would then close a cycle. Program order is
+        topological, so the search stops at ops placed after the last member."""
         inside = self.members(a) | self.members(b)
+        last = max(self.order[key] for key in inside)
         frontier = [user for key in inside for user in self._users(key) if id(user) not in inside]
         seen: set[int] = set()
         while frontier:
             op = frontier.pop()
-            if id(op) in seen:
+            if id(op) in seen or self.order[id(op)] > last:
                 continue
             seen.add(id(op))
             for user in self._users(id(op)):
@@ -154,6 +337,8 @@ class _Grouper:
             kind = GroupKind.FUSED if id(ops[0]) in self.fusible else GroupKind.LIBRARY
             group = Group(f"group_{index}", kind, ops)
             group.inputs, group.outputs = _boundary(ops, outputs, kind)
+            if kind is GroupKind.FUSED:
+                group.reduce_pattern = group_reduce_pattern(ops)
             groups.append(group)
         return groups
 
@@ -182,6 +367,16 @@ class _Grouper:
             else:  # pragma: no cover - the merge rule keeps the group graph acyclic
                 raise AssertionError("grouping made a cycle")
         return [buckets[i] for i in done]
+
+
+def _numel(value: Value) -> int | None:
+    shape = static_shape(value)
+    if shape is None:
+        return None
+    count = 1
+    for d in shape:
+        count *= d
+    return count
 
 
 def _computes(ops: list[Operation]) -> bool:

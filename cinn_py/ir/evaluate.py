@@ -1,11 +1,13 @@
 """Evaluating a scalar expression on concrete values: the oracle for simplifier tests.
 
 Integers use C semantics (division truncates toward zero, the remainder takes the
-dividend's sign) on unbounded Python ints; floats are Python floats.
+dividend's sign) on unbounded Python ints; floats are Python floats. An `ArgReduce`
+searches its axes' constant ranges (NaN never wins, ties keep the first position).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 
@@ -44,6 +46,8 @@ def evaluate(node: e.Expr, env: Mapping[str, int | float | bool]) -> int | float
     if isinstance(node, e.BinaryOp):
         a, b = evaluate(node.a, env), evaluate(node.b, env)
         return _binary(node, a, b)
+    if isinstance(node, e.ArgReduce):
+        return _arg_reduce(node, env)
     raise TypeError(f"evaluate: cannot evaluate {type(node).__name__}")
 
 
@@ -76,3 +80,18 @@ def _binary(node: e.BinaryOp, a: int | float | bool, b: int | float | bool) -> i
         e.GE: a >= b,
     }
     return compare[type(node)]
+
+
+def _arg_reduce(node: e.ArgReduce, env: Mapping[str, int | float | bool]) -> int:
+    """The first position (row-major over the axes) of the best value; NaN never wins."""
+    start = evaluate(node.start_value(), env)
+    better = (lambda a, b: a > b) if node.reduce_type is e.ReduceType.MAX else (lambda a, b: a < b)
+    inner = dict(env)
+    best, index = start, 0
+    points = itertools.product(*(range(v.lower, v.upper) for v in node.reduce_axis))
+    for position, point in enumerate(points):
+        inner.update((v.name, p) for v, p in zip(node.reduce_axis, point, strict=True))
+        value = evaluate(node.body, inner)
+        if better(value, best):
+            best, index = value, position
+    return index

@@ -16,6 +16,8 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+import numpy as np
+
 from cinn_py.pir.dtypes import DataType
 
 
@@ -580,10 +582,17 @@ class ReduceType(enum.Enum):
 
 
 class Reduce(Expr):
-    """`body` combined by `reduce_type` over `reduce_axis`, starting from `init`."""
+    """`body` combined by `reduce_type` over `reduce_axis`, starting from `init`.
 
-    __slots__ = ("reduce_type", "init", "body", "reduce_axis", "dtype")
-    _fields = ("reduce_type", "init", "body", "reduce_axis")
+    `thread_axis` ("threadIdx.x") marks a cross-thread reduction, made by the schedule's
+    `factorize_reduction`: its one axis ranges over the threads of a block, each thread
+    evaluates `body` at its own index, and every thread gets the combination of all of
+    them (codegen: warp shuffles and a shared-memory block reduce). Its value is the
+    same as the serial Reduce's, so the interpreter evaluates it as one.
+    """
+
+    __slots__ = ("reduce_type", "init", "body", "reduce_axis", "thread_axis", "dtype")
+    _fields = ("reduce_type", "init", "body", "reduce_axis", "thread_axis")
 
     def __init__(
         self,
@@ -591,6 +600,7 @@ class Reduce(Expr):
         init: Expr,
         body: Expr,
         reduce_axis: tuple[Var, ...] | list[Var],
+        thread_axis: str | None = None,
     ) -> None:
         _check_node("Reduce", "reduce_type", reduce_type, ReduceType)
         _check_node("Reduce", "init", init, Expr)
@@ -614,6 +624,89 @@ class Reduce(Expr):
             _check_node("Reduce", f"reduce_axis[{i}]", v, Var)
         if not axis:
             raise _fail("Reduce", "reduce_axis", "must not be empty")
+        if thread_axis is not None:
+            if thread_axis not in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+                raise _fail(
+                    "Reduce", "thread_axis", f"expected a threadIdx axis, got {thread_axis!r}"
+                )
+            if len(axis) != 1:
+                raise _fail("Reduce", "thread_axis", "a cross-thread Reduce has exactly one axis")
         self._init(
-            reduce_type=reduce_type, init=init, body=body, reduce_axis=axis, dtype=body.dtype
+            reduce_type=reduce_type,
+            init=init,
+            body=body,
+            reduce_axis=axis,
+            thread_axis=thread_axis,
+            dtype=body.dtype,
         )
+
+
+class ArgReduce(Expr):
+    """The position of the first maximum (`reduce_type` MAX) or minimum (MIN) of `body`
+    over `reduce_axis`, counted row-major over the axes' ranges (the first axis
+    outermost) from 0, as a `dtype` (int32 or int64) value: argmax / argmin.
+
+    A NaN value never wins: the search starts from the value that loses to everything
+    (-inf / the type's lowest for MAX) at position 0 and moves only to a value strictly
+    better, so NaN counts as -inf (MAX) / +inf (MIN) and ties keep the first position,
+    as the reference's argmax (NaN replaced, then NumPy's first maximum) does. Every
+    axis needs constant bounds: the position is defined by them.
+    """
+
+    __slots__ = ("reduce_type", "body", "reduce_axis", "dtype")
+    _fields = ("reduce_type", "body", "reduce_axis", "dtype")
+
+    def __init__(
+        self,
+        reduce_type: ReduceType,
+        body: Expr,
+        reduce_axis: tuple[Var, ...] | list[Var],
+        dtype: DataType = DataType.INT64,
+    ) -> None:
+        _check_node("ArgReduce", "reduce_type", reduce_type, ReduceType)
+        if reduce_type not in (ReduceType.MAX, ReduceType.MIN):
+            raise _fail("ArgReduce", "reduce_type", f"expected max or min, got {reduce_type.value}")
+        _check_node("ArgReduce", "body", body, Expr)
+        if not (body.dtype.is_float or body.dtype.is_integer):
+            raise _fail(
+                "ArgReduce", "body", f"expected a number, got {body.dtype.value}", TypeError
+            )
+        if body.lanes != 1:
+            raise _fail("ArgReduce", "body", f"expected a scalar, got {body.lanes} lanes")
+        axis = tuple(reduce_axis)
+        for i, v in enumerate(axis):
+            _check_node("ArgReduce", f"reduce_axis[{i}]", v, Var)
+            if v.lower is None or v.upper is None:
+                raise _fail("ArgReduce", f"reduce_axis[{i}]", f"'{v.name}' has no constant range")
+        if not axis:
+            raise _fail("ArgReduce", "reduce_axis", "must not be empty")
+        _check_dtype("ArgReduce", "dtype", dtype)
+        if dtype not in (DataType.INT32, DataType.INT64):
+            raise _fail("ArgReduce", "dtype", f"expected int32 or int64, got {dtype.value}")
+        self._init(reduce_type=reduce_type, body=body, reduce_axis=axis, dtype=dtype)
+
+    def start_value(self) -> Expr:
+        """The value the search starts from, which every value but an equal one (or a
+        NaN) beats: -inf / the lowest value for MAX, +inf / the highest for MIN."""
+        value_type = self.body.dtype
+        is_max = self.reduce_type is ReduceType.MAX
+        if value_type.is_float:
+            return FloatImm(float("-inf") if is_max else float("inf"), value_type)
+        limits = np.iinfo(value_type.numpy)
+        return make_const(int(limits.min if is_max else limits.max), value_type)
+
+    def position(self) -> Expr:
+        """The row-major position of the current point of `reduce_axis`, in `dtype`:
+        `sum((r_k - lower_k) * stride_k)`, unsimplified."""
+        total: Expr | None = None
+        stride = 1
+        for var in reversed(self.reduce_axis):
+            term: Expr = var if var.dtype is self.dtype else Cast(self.dtype, var)
+            if var.lower:
+                term = Sub(term, IntImm(var.lower, self.dtype))
+            if stride != 1:
+                term = Mul(term, IntImm(stride, self.dtype))
+            total = term if total is None else Add(term, total)
+            stride *= var.upper - var.lower
+        assert total is not None
+        return total

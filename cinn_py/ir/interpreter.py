@@ -376,6 +376,26 @@ class _Compiler:
 
         return reduce
 
+    def expr_ArgReduce(self, node: e.ArgReduce) -> Eval:
+        # The search codegen emits: start from the value everything beats at position 0,
+        # move only to a strictly better value (a NaN never is one; ties keep the first).
+        start, body = self.expr(node.start_value()), self.expr(node.body)
+        axes = [(v.name, v.lower, v.upper) for v in node.reduce_axis]
+        better = _COMPARE[e.GT if node.reduce_type is e.ReduceType.MAX else e.LT]
+
+        def arg_reduce(env: Env) -> int:
+            best, index = start(env), 0
+            extents = [hi - lo for _, lo, hi in axes]
+            for position, point in enumerate(np.ndindex(*extents)):
+                for (name, lo, _), offset in zip(axes, point, strict=True):
+                    env[name] = lo + offset
+                value = body(env)
+                if better(value, best):
+                    best, index = value, position
+            return index
+
+        return arg_reduce
+
     # -- memory ----------------------------------------------------------------------------
     def _array(self, tensor: e.Buffer | e.Tensor) -> _ArrayRef:
         return _ArrayRef(self.arrays, _buffer_name(tensor))

@@ -167,7 +167,17 @@ class _Printer(Visitor):
 
     def visit_Reduce(self, node: e.Reduce) -> str:
         body, init = self.visit(node.body), self.visit(node.init)
-        return f"Reduce({_REDUCE[node.reduce_type]}, {body},{init})"
+        kind = _REDUCE[node.reduce_type]
+        if node.thread_axis is not None:
+            kind = f"{kind} across {node.thread_axis}"
+        return f"Reduce({kind}, {body},{init})"
+
+    def visit_ArgReduce(self, node: e.ArgReduce) -> str:
+        # No CINN text form (CINN's argmax is an extern call): the kind, the body, the
+        # axes whose row-major position the node yields, and the position's dtype.
+        kind = "argmax" if node.reduce_type is e.ReduceType.MAX else "argmin"
+        axes = ", ".join(v.name for v in node.reduce_axis)
+        return f"ArgReduce({kind}, {self.visit(node.body)}, [{axes}], {node.dtype.value})"
 
     def visit_Buffer(self, node: e.Buffer) -> str:
         return f"_Buffer_<{node.dtype.value}: {self.join(node.shape, ',')}>({node.name})"

@@ -43,6 +43,9 @@ class Program:
         self.source: str = "<program>"
         self.pinned_outputs: list[Value] | None = None
         """Outputs fixed by `pin_outputs`, so passes that orphan values do not add outputs."""
+        self.renumbered: dict[int, Value] = {}
+        """Printed numbers of values a pass replaced (a decomposed softmax's result, the
+        second of two equal values CSE merged): the value a fetch of that number reads."""
 
     @property
     def block(self) -> Block:
@@ -101,6 +104,9 @@ class Program:
             copy.block.append(clone_op(op, mapping))
         if self.pinned_outputs is not None:
             copy.pinned_outputs = [mapping[id(v)] for v in self.pinned_outputs]
+        copy.renumbered = {
+            n: mapping[id(v)] for n, v in self.renumbered.items() if id(v) in mapping
+        }
         return copy
 
     def __str__(self) -> str:

@@ -120,6 +120,9 @@ class CompiledProgram:
             for r in op.results
             if r.id_hint is not None and runtime.storage_of(r) is not None
         }
+        for number, value in runtime.program.renumbered.items():
+            if number not in storage and runtime.storage_of(value) is not None:
+                storage[number] = runtime.storage_of(value)
         return _Compiled(runtime, runtime.scope, storage)
 
     def _bind(

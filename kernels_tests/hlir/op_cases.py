@@ -89,6 +89,19 @@ def _to_storage(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values.astype(dtype.numpy)
 
 
+@dataclass(frozen=True)
+class Fixed(Values):
+    """Hand-picked values, row-major, exactly as many as the shape holds (floats may be
+    NaN / inf; integers are taken as written, so int64 extremes survive)."""
+
+    items: tuple[float, ...] = ()
+
+    def draw(self, rng: np.random.Generator, shape: Shape, dtype: DataType) -> np.ndarray:
+        if dtype.is_integer:
+            return np.array(self.items, dtype=np.int64).astype(dtype.numpy).reshape(shape)
+        return _to_storage(np.array(self.items, dtype=np.float64).reshape(shape), dtype)
+
+
 NORMAL = Values()
 SPECIAL = Values("special", -4.0, 4.0)
 NONZERO = Values(low=-3.0, high=3.0, nonzero=True)
@@ -161,8 +174,8 @@ class Net:
 
 
 def fused_group(program: Program, name: str = "group_0") -> Group:
-    """Runs the passes (fold mutable attributes, dead-code elimination), then puts every
-    op but `pd_op.data` into one FUSED group."""
+    """Runs the default passes, then puts every op but `pd_op.data` into one FUSED group
+    (with its reduce pattern, as `make_group` works it out)."""
     PassManager().run(program)
     ops = [op for op in program.block if op.name != "pd_op.data"]
     return make_group(name, ops, program)
@@ -956,5 +969,130 @@ case(
             net.ints([1]),
             keepdim=True,
         ),
+    ),
+)
+
+
+# ---- argmax / argmin -----------------------------------------------------------------------
+
+
+def _arg(op: str, axis: int, flatten: bool, keepdims: bool, dtype: DataType) -> Make:
+    """argmax / argmin with the `axis` scalar operand Paddle writes (a `full`, folded)."""
+    return lambda net, xs: net.op(
+        op, xs[0], net.scalar(axis, I64), flatten=flatten, keepdims=keepdims, dtype=dtype
+    )
+
+
+# (shape, axis, flatten, keepdims): every axis (negative too), flatten, keepdims, 0-D,
+# reduced extents 1 / 7 / 33 / 257, rows and columns.
+ARG_CONFIGS: list[tuple[Shape, int, bool, bool]] = [
+    ((7, 33), -1, False, False),
+    ((7, 33), 1, False, True),
+    ((7, 33), 0, False, False),
+    ((7, 33), -2, False, True),
+    ((2, 3, 5), 0, False, False),
+    ((2, 3, 5), 1, False, True),
+    ((2, 3, 5), -1, False, False),
+    ((2, 3, 5), 0, True, False),
+    ((2, 3, 5), 0, True, True),
+    ((1, 33), 0, False, False),
+    ((7, 1), 1, False, True),
+    ((1,), 0, False, False),
+    ((), 0, False, False),
+    ((), -1, False, False),  # keepdims on 0-D without flatten: Paddle says [1], the
+    # reference gives [] (a reference bug, so no case)
+    ((), 0, True, True),
+    ((33, 257), 1, False, False),
+    ((257, 7), 0, False, True),
+    ((3, 257), 0, True, False),
+]
+ARG_SMALL = [0, 2, 5, 7, 8, 10, 12, 15]
+"""The configs (indices into ARG_CONFIGS) every other input dtype runs."""
+
+ARG_VALUES: dict[DataType, Values] = {
+    F32: SPECIAL,  # NaN, +-inf, +-0 mixed in
+    F16: Values("halves", -1.0, 1.0),  # five values: many ties
+    BF16: SPECIAL,
+    I32: Values(low=-2, high=2),  # ties
+    I64: INTS,
+}
+
+
+def _arg_tag(axis: int, flatten: bool, keepdims: bool) -> str:
+    where = "flat" if flatten else "a" + str(axis).replace("-", "m")
+    return where + ("-keep" if keepdims else "")
+
+
+for _op in ("argmax", "argmin"):
+    for _dtype, _values in ARG_VALUES.items():
+        _configs = ARG_CONFIGS if _dtype is F32 else [ARG_CONFIGS[k] for k in ARG_SMALL]
+        for _k, (_shape, _axis, _flatten, _keep) in enumerate(_configs):
+            _out = I64 if _k % 2 == 0 else I32
+            case(
+                f"{_op}-{_tag(_dtype)}-{_shape_tag(_shape)}-{_arg_tag(_axis, _flatten, _keep)}"
+                + f"-{_tag(_out)}",
+                _op,
+                [Input(_shape, _dtype, _values)],
+                _arg(_op, _axis, _flatten, _keep, _out),
+            )
+
+NAN, INF = float("nan"), float("inf")
+ARG_FLOAT_ROWS = Fixed(
+    items=(
+        *(NAN, NAN, NAN, NAN),  # all NaN: position 0 for both
+        *(NAN, -INF, -INF, 1.0),  # NaN counts as -inf (argmax) / +inf (argmin)
+        *(NAN, -INF, NAN, -INF),  # argmax: every value is -inf -> 0
+        *(2.0, 2.0, 1.0, 2.0),  # ties: the first
+        *(INF, NAN, INF, 0.0),
+        *(-0.0, 0.0, -0.0, 0.0),  # -0 == +0: the first
+        *(1.0, NAN, 3.0, 3.0),
+        *(NAN, INF, NAN, INF),  # argmin: every value is +inf -> 0
+    )
+)
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+ARG_I32_ROWS = Fixed(
+    items=(
+        *(_I32_MIN, _I32_MIN, _I32_MIN),  # argmax starts at the lowest value: position 0
+        *(_I32_MAX, _I32_MAX, _I32_MIN),  # argmin starts at the highest: the first MAX
+        *(_I32_MIN, 5, 5),
+        *(-1, -1, -1),
+    )
+)
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+ARG_I64_ROWS = Fixed(items=(_I64_MIN, _I64_MAX, _I64_MIN, 7, _I64_MAX, _I64_MAX))
+
+for _op in ("argmax", "argmin"):
+    for _dtype in FLOATS:
+        for _axis, _flatten in ((1, False), (0, False), (0, True)):
+            case(
+                f"{_op}-{_tag(_dtype)}-nan-ties-{_arg_tag(_axis, _flatten, False)}",
+                _op,
+                [Input((8, 4), _dtype, ARG_FLOAT_ROWS)],
+                _arg(_op, _axis, _flatten, False, I64),
+            )
+    for _axis, _flatten in ((-1, False), (0, False), (0, True)):
+        case(
+            f"{_op}-i32-extremes-{_arg_tag(_axis, _flatten, False)}",
+            _op,
+            [Input((4, 3), I32, ARG_I32_ROWS)],
+            _arg(_op, _axis, _flatten, False, I32),
+        )
+    case(
+        f"{_op}-i64-extremes",
+        _op,
+        [Input((2, 3), I64, ARG_I64_ROWS)],
+        _arg(_op, 1, False, True, I64),
+    )
+case(
+    "argmax-fused-exp-sub",
+    "argmax",
+    [Input((7, 33)), Input((33,))],
+    lambda net, xs: net.op(
+        "argmax",
+        net.op("exp", net.op("subtract", xs[0], xs[1])),
+        net.scalar(1, I64),
+        flatten=False,
+        keepdims=False,
+        dtype=I64,
     ),
 )

@@ -18,6 +18,7 @@ from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import ReferenceExecutor
+from cinn_py.tolerances import compare
 
 ROOT = Path(__file__).parent.parent.parent
 FIXTURES = ROOT / "kernels_tests" / "fixtures" / "programs"
@@ -86,7 +87,8 @@ def test_add_relu_mul_golden_text():
 
 def test_mlp_static_golden_text():
     program = cinn_py.load(FIXTURES / "mlp_static" / "program.pir")
-    PassManager().run(program)
+    # Composites kept whole: the softmax stays a library op between the groups.
+    PassManager.from_names(["fold_mutable_attributes", "dead_code_elimination"]).run(program)
     fused = [g for g in group_program(program, by_trait) if g.kind.value == "fused"]
     for index, group in enumerate(fused):
         group.name = f"group_{index}"
@@ -126,8 +128,10 @@ def test_flatten_gives_back_an_equivalent_program(name):
     expected = run_reference(program, feeds, params)
     got = run_reference(flat, feeds, params)
     assert len(got) == len(expected)
+    # The printed text carries float constants to 6 significant digits (Paddle's %g),
+    # so decomposed ops' constants (1/count, sqrt(1/2)) round-trip to within that.
     for a, b in zip(got, expected, strict=True):
-        np.testing.assert_array_equal(a, b)
+        assert compare(np.asarray(a), np.asarray(b), override=(1e-5, 1e-6)).ok
 
 
 def test_group_outputs_read_outside_are_the_group_results():

@@ -17,7 +17,7 @@ from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import can_lower, lower_group
 from cinn_py.hlir.op_lowering.reduction import REDUCTIONS, extreme_type, sum_type
-from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
+from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.passes import PassManager
@@ -99,16 +99,22 @@ def test_sum_over_the_last_axis_golden():
     assert source[source.index('extern "C"') :] == CUDA
 
 
-def test_nested_reductions_emit_nested_accumulators():
-    """softmax in one group: the row max inlines into the row sum's body, so its
-    accumulator loop runs inside the sum's loop."""
+def test_fused_softmax_reads_its_reductions_back_from_registers():
+    """softmax in one group: each reduction is stored once (a temp block), scheduled as a
+    block reduce, kept in a register, and read by the blocks after it."""
     case = next(c for c in CASES if c.id == "fused-softmax")
     program, _ = case.build()
-    func = lower_group(fused_group(program), NameTable(program))
-    source = generate_cuda([auto_schedule(func, TargetInfo.cuda()).func]).source
+    group = fused_group(program)
+    func = lower_group(group, NameTable(program))
+    temps = [b.name for b in func.temp_buffers]
+    assert len(temps) == 2  # the max (CSE merged the case's two equal ones), the sum
+    pattern = RowPattern(group.reduce_pattern.shape, group.reduce_pattern.axes)
+    source = generate_cuda([auto_schedule(func, TargetInfo.cuda(), pattern).func]).source
     body = source[source.index('extern "C"') :]
-    assert body.count("for (int r_") == 3  # the numerator's max, the sum, the max inside it
-    assert "(isnan(acc" in body
+    assert body.count("cinn_block_reduce<32>(") == 2
+    for name in temps:
+        assert f"float {name}[1];" in body
+    assert "for (int r_" not in body  # 9 elements a row, 32 threads: no partial loop
 
 
 def _softmax_program() -> Program:
@@ -122,17 +128,20 @@ def _softmax_program() -> Program:
     return program
 
 
-def test_every_reduction_is_a_fused_group_of_its_own():
+def test_softmax_by_hand_is_one_fused_group_with_its_row_pattern():
     program = _softmax_program()
     PassManager().run(program)
-    groups = group_program(program)
-    assert [(g.kind, [op.name for op in g.ops]) for g in groups] == [
-        (GroupKind.FUSED, ["pd_op.max"]),
-        (GroupKind.FUSED, ["pd_op.subtract", "pd_op.exp"]),
-        (GroupKind.FUSED, ["pd_op.sum"]),
-        (GroupKind.FUSED, ["pd_op.divide"]),
+    (group,) = group_program(program)
+    assert group.kind is GroupKind.FUSED
+    assert [op.name for op in group.ops] == [
+        "pd_op.max",
+        "pd_op.subtract",
+        "pd_op.exp",
+        "pd_op.sum",
+        "pd_op.divide",
     ]
-    assert all(can_lower(op) for g in groups for op in g.ops if op.name in REDUCTIONS)
+    assert (group.reduce_pattern.shape, group.reduce_pattern.axes) == ((5, 9), (1,))
+    assert all(can_lower(op) for op in group.ops if op.name in REDUCTIONS)
 
 
 def test_softmax_compiles_to_kernels_only_and_matches():

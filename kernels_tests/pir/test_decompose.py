@@ -146,9 +146,15 @@ def test_layer_norm_golden_with_cse_and_dce() -> None:
     assert_same_numbers(before, program, {"x": _random((2, 3, 4)), "w": _random((12,), seed=1)})
 
 
-def test_from_names_knows_the_new_passes_and_keeps_the_default() -> None:
+def test_from_names_knows_the_passes_and_the_default_prepares_fusion() -> None:
     assert set(FUSION_PREP) <= set(PASSES)
-    assert PassManager().passes == ("fold_mutable_attributes", "dead_code_elimination")
+    assert PassManager().passes == (
+        "fold_mutable_attributes",
+        "decompose_composites",
+        "constant_folding",
+        "common_subexpression_elimination",
+        "dead_code_elimination",
+    )
     assert PassManager.from_names(FUSION_PREP).passes == tuple(FUSION_PREP)
     with pytest.raises(ValueError, match=r"unknown pass\(es\) \['decompose'\]"):
         PassManager.from_names(["decompose"])

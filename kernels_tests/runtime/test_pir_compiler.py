@@ -30,8 +30,8 @@ from cinn_py.reference import run_reference
 from cinn_py.runtime import BuildScope, Instruction
 from cinn_py.tolerances import compare
 
-# exp(x - rowmax(x)) * w, then a row sum: a reduction group, a fused group reading
-# both, and a reduction group at the end.
+# exp(x - rowmax(x)) * w, then a row sum: fusion puts it all in one group (the row
+# max, the elementwise chain reading it at its own row, the sum), one kernel.
 TEXT = """{
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[8,16],stop_gradient:[true]} : () -> tensor<8x16xf32>
     (%1) = "builtin.parameter" () {parameter_name:"w",stop_gradient:[false]} : () -> tensor<16xf32>
@@ -64,18 +64,20 @@ def test_build_runs_kernels_and_matches_the_reference():
 
     kinds = [(g.name, g.kind, [op.name for op in g.ops]) for g in runtime_program.groups]
     assert kinds == [
-        ("group_0", GroupKind.FUSED, ["pd_op.max"]),
-        ("group_1", GroupKind.FUSED, ["pd_op.subtract", "pd_op.exp", "pd_op.multiply"]),
-        ("group_2", GroupKind.FUSED, ["pd_op.sum"]),
+        (
+            "group_0",
+            GroupKind.FUSED,
+            ["pd_op.max", "pd_op.subtract", "pd_op.exp", "pd_op.multiply", "pd_op.sum"],
+        ),
     ]
     steps = runtime_program.instructions
-    assert [type(s) for s in steps] == [Instruction, Instruction, Instruction]
-    assert steps[1].name == "fn_group_1" and steps[1].args == ("var_0", "var_3", "var_1", "var_6")
-    assert steps[1].outputs == ("var_6",)
-    # %4 and %5 live only inside the kernel; the folded %2 is gone.
-    assert scope.var_names() == ["var_0", "var_1", "var_3", "var_6", "var_7"]
-    assert runtime_program.cuda_source.count("__global__") == 3
-    assert "fn_group_1(" in runtime_program.cuda_source
+    assert [type(s) for s in steps] == [Instruction]
+    assert steps[0].name == "fn_group_0" and steps[0].args == ("var_0", "var_1", "var_7")
+    assert steps[0].outputs == ("var_7",)
+    # %3 .. %6 live only inside the kernel; the folded %2 is gone.
+    assert scope.var_names() == ["var_0", "var_1", "var_7"]
+    assert runtime_program.cuda_source.count("__global__") == 1
+    assert "fn_group_0(" in runtime_program.cuda_source
     assert set(runtime_program.timings) == {*STAGES, "total"}
 
     x = x_feed()
@@ -129,7 +131,7 @@ def test_numbered_clone_keeps_printed_numbers_through_dead_code_elimination():
     live = b.op("pd_op.full", shape=[2], value=2.0, dtype=DataType.FLOAT32)
     out = b.op("pd_op.exp", live)
     clone = numbered_clone(program, [out])
-    PassManager().run(clone)
+    PassManager.from_names(["fold_mutable_attributes", "dead_code_elimination"]).run(clone)
     assert [op.name for op in clone.block] == ["pd_op.full", "pd_op.exp"]
     assert [r.id_hint for op in clone.block for r in op.results] == [1, 2]
     assert NameTable(clone).buffer(clone.outputs()[0]) == NameTable(program).buffer(out) == "var_2"
@@ -156,7 +158,7 @@ def test_stages_stop_where_asked_and_lowering_is_op_lowerings():
     program = program_with_weights()
     compiler = PIRCompiler(program, "cuda-emu")
     lowered = compiler.stages(until="lowered")
-    assert [k.group.name for k in lowered.fused] == ["group_0", "group_1", "group_2"]
+    assert [k.group.name for k in lowered.fused] == ["group_0"]
     assert lowered.source is None
     for kernel in lowered.fused:
         assert kernel.scheduled is None
@@ -185,7 +187,9 @@ def test_compile_errors_name_the_group_and_are_dumped(monkeypatch, tmp_path):
         return CudaSource('extern "C" __global__ void fn(float* a) { a[0] = oops; }\n', [])
 
     monkeypatch.setattr(pir_compiler, "generate_cuda", broken)
-    with pytest.raises(CompileError, match=r"^group_0 \(pd_op.max\): g\+\+ rejected"):
+    with pytest.raises(
+        CompileError, match=r"^group_0 \(pd_op.max, .*, pd_op.sum\): g\+\+ rejected"
+    ):
         PIRCompiler(program_with_weights(), "cuda-emu").build()
     (folder,) = tmp_path.iterdir()
     assert "'oops' was not declared" in (folder / "kernels.log").read_text()
@@ -207,23 +211,27 @@ def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == [
         "00_input.pir",
         "01_fold_mutable_attributes.pir",
-        "02_dead_code_elimination.pir",
-        "03_specialize_shapes.pir",
-        *[f"group_{i}.{kind}" for i in range(3) for kind in STAGE_FILES],
+        "02_decompose_composites.pir",
+        "03_constant_folding.pir",
+        "04_common_subexpression_elimination.pir",
+        "05_dead_code_elimination.pir",
+        "06_specialize_shapes.pir",
+        *[f"group_0.{kind}" for kind in STAGE_FILES],
         "groups.txt",
         "kernels.cu",
         "timings.txt",
     ]
     assert (folder / "00_input.pir").read_text() == TEXT
-    assert "pd_op.full_int_array" not in (folder / "02_dead_code_elimination.pir").read_text()
+    assert "pd_op.full_int_array" not in (folder / "05_dead_code_elimination.pir").read_text()
     groups = (folder / "groups.txt").read_text()
-    assert groups.startswith("group_0 (fused): inputs %0; outputs %3\n")
-    assert "group_1 (fused): inputs %0, %3, %1; outputs %6\n" in groups
+    assert groups.startswith("group_0 (fused): inputs %0, %1; outputs %7\n")
     assert (folder / "kernels.cu").read_text().rstrip("\n") == first.cuda_source.rstrip("\n")
-    group_1 = (folder / "group_1.cu").read_text()
-    assert "fn_group_1(" in group_1 and group_1.count("__global__") == 1
-    assert (folder / "group_1.lowered.ir").read_text().startswith("function fn_group_1 (")
-    assert "bind(loop=" in (folder / "group_1.trace.txt").read_text()
+    group_0 = (folder / "group_0.cu").read_text()
+    assert "fn_group_0(" in group_0 and group_0.count("__global__") == 1
+    assert "cinn_block_reduce<" in group_0
+    assert (folder / "group_0.lowered.ir").read_text().startswith("function fn_group_0 (")
+    trace = (folder / "group_0.trace.txt").read_text()
+    assert "factorize_reduction(block=var_3_tmp" in trace and "set_buffer(" in trace
     timings = (folder / "timings.txt").read_text().splitlines()
     assert [line.split()[0] for line in timings] == [*STAGES, "total"]
 

@@ -38,4 +38,83 @@ struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) cinn_vec {
 #define CINN_PY_INF_D __longlong_as_double(0x7ff0000000000000ll)
 #define CINN_PY_NAN_D __longlong_as_double(0x7ff8000000000000ll)
 
+/* Cross-thread reductions (a Reduce the schedule's factorize_reduction spread over the
+ * threads of a block).  The combine functors match the serial accumulators codegen
+ * writes: float max / min keep a NaN (NumPy's max), `a != a` being isnan for any type. */
+struct cinn_reduce_sum {
+    template <class T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct cinn_reduce_prod {
+    template <class T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};
+struct cinn_reduce_max {
+    template <class T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
+};
+struct cinn_reduce_min {
+    template <class T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
+};
+struct cinn_reduce_all {
+    __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
+};
+struct cinn_reduce_any {
+    __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; }
+};
+
+/* __shfl_xor_sync over a full warp, for every accumulator type: the shuffle has no
+ * overloads narrower than 32 bits, so those travel as int. */
+template <class T>
+__device__ __forceinline__ T cinn_shfl_xor(T value, int lane_mask) {
+    return __shfl_xor_sync(0xffffffffu, value, lane_mask);
+}
+__device__ __forceinline__ bool cinn_shfl_xor(bool value, int lane_mask) {
+    return __shfl_xor_sync(0xffffffffu, static_cast<int>(value), lane_mask) != 0;
+}
+__device__ __forceinline__ signed char cinn_shfl_xor(signed char value, int lane_mask) {
+    return static_cast<signed char>(__shfl_xor_sync(0xffffffffu, static_cast<int>(value), lane_mask));
+}
+__device__ __forceinline__ unsigned char cinn_shfl_xor(unsigned char value, int lane_mask) {
+    return static_cast<unsigned char>(__shfl_xor_sync(0xffffffffu, static_cast<int>(value), lane_mask));
+}
+__device__ __forceinline__ short cinn_shfl_xor(short value, int lane_mask) {
+    return static_cast<short>(__shfl_xor_sync(0xffffffffu, static_cast<int>(value), lane_mask));
+}
+
+/* The combination of `value` over the kThreads threads (threadIdx.x) of the block,
+ * returned to every one of them.  A butterfly of xor shuffles reduces each warp (all
+ * lanes end with the warp's total); with more than one warp, lane 0 of each writes it to
+ * shared memory, and every warp reduces the kThreads / 32 partials the same way (each
+ * lane reads partial lane % warps, so each group of `warps` lanes holds them all).  The
+ * first barrier keeps a second call from overwriting partials a slower warp has not read.
+ * kThreads: a power of two from 32 to 1024; every thread of the block must call it. */
+template <int kThreads, class T, class Op>
+__device__ __forceinline__ T cinn_block_reduce(T value, Op op) {
+    static_assert(kThreads >= 32 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
+                  "cinn_block_reduce: kThreads must be a power of two in [32, 1024]");
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        value = op(value, cinn_shfl_xor(value, offset));
+    }
+    if (kThreads == 32) {
+        return value;
+    }
+    constexpr int kWarps = kThreads / 32;
+    __shared__ T cinn_partials[32];
+    const int lane = threadIdx.x & 31;
+    __syncthreads();
+    if (lane == 0) {
+        cinn_partials[threadIdx.x >> 5] = value;
+    }
+    __syncthreads();
+    value = cinn_partials[lane % kWarps];
+#pragma unroll
+    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
+        value = op(value, cinn_shfl_xor(value, offset));
+    }
+    return value;
+}
+
 #endif /* CINN_PY_RUNTIME_H */

@@ -36,6 +36,7 @@ from cinn_py.hlir.group import Group
 from cinn_py.hlir.naming import NameTable, sanitize_identifier
 from cinn_py.hlir.op_lowering.compute import Compute, Lowered, placeholder
 from cinn_py.hlir.op_lowering.context import LowerContext
+from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
 from cinn_py.hlir.op_lowering.registry import LOWERINGS, unfolded_operands
 from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
 from cinn_py.ir.simplify import bounds
@@ -93,7 +94,19 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
         for value, lowered in zip(op.results, per_result, strict=True):
             _check_result(op, value, lowered)
             values[id(value)] = lowered
-            if not isinstance(lowered, Compute) or not _stored(value, group, inline):
+            if not isinstance(lowered, Compute):
+                continue
+            if inline and op.name in REDUCTIONS and _used_inside(value, group):
+                # A reduction result its group reads again is stored once, in a temp the
+                # schedule keeps in registers, rather than recomputed by every consumer.
+                temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
+                temps.append(temp)
+                nests.add(lowered, temp)
+                values[id(value)] = placeholder(temp)
+                if id(value) in out_buffers:
+                    nests.add(placeholder(temp), out_buffers[id(value)])
+                continue
+            if not _stored(value, group, inline):
                 continue
             buffer = out_buffers.get(id(value))
             if buffer is None:
@@ -186,6 +199,11 @@ def _check_result(op: Operation, value: Value, lowered: Lowered) -> None:
     want = [(t.data_type, t.dims) for t in types]
     if got != want:
         raise ShapeError(f"{op.name} ({op.where()}): lowered to {got}, the program declares {want}")
+
+
+def _used_inside(value: Value, group: Group) -> bool:
+    members = {id(op) for op in group.ops}
+    return any(id(user) in members for user in value.users())
 
 
 def _stored(value: Value, group: Group, inline: bool) -> bool:

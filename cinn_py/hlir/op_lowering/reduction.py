@@ -1,4 +1,4 @@
-"""Lowerings of the reductions: sum, mean, max, min, prod, all, any.
+"""Lowerings of the reductions: sum, mean, max, min, prod, all, any, argmax, argmin.
 
 A reduction's element is a `Reduce` node over its operand's Compute: the reduced dims
 are read at fresh reduce-axis Vars (`r_<n>`, bounded by the input's extents), the kept
@@ -19,6 +19,13 @@ Accumulation types (the reference accumulates floats in float64 and integers in 
 float32 accumulation differs from the reference's float64 by rounding order only, which
 the float32 tolerance covers. max / min propagate NaN (the `Reduce` node's semantics for
 floats, as NumPy's max); all / any reduce the operand's truth value.
+
+argmax / argmin are an `ArgReduce` node (the row-major position of the first best
+value, NaN never winning): over every dim with `flatten` or a 0-D input (which gives
+0), else over the folded `axis` scalar; `keepdims` keeps the rank; the position's dtype
+is the declared result's (the `dtype` attribute, int32 or int64). Values compare in
+float32 for the 16-bit floats, else in their own type. An empty input is left to the
+library (the reference raises for an empty search).
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ import numpy as np
 from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype, numeric
 from cinn_py.hlir.op_lowering.scalar import const, convert, truthy
-from cinn_py.ir.expr import Div, Expr, FloatImm, Reduce, ReduceType, Var
+from cinn_py.ir.expr import ArgReduce, Div, Expr, FloatImm, Reduce, ReduceType, Var
 from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.operation import Operation
+from cinn_py.pir.types import DenseTensorType
 
 F32 = DataType.FLOAT32
 F64 = DataType.FLOAT64
@@ -39,7 +48,17 @@ I64 = DataType.INT64
 BOOL = DataType.BOOL
 
 REDUCTIONS = frozenset(
-    {"pd_op.sum", "pd_op.mean", "pd_op.max", "pd_op.min", "pd_op.prod", "pd_op.all", "pd_op.any"}
+    {
+        "pd_op.sum",
+        "pd_op.mean",
+        "pd_op.max",
+        "pd_op.min",
+        "pd_op.prod",
+        "pd_op.all",
+        "pd_op.any",
+        "pd_op.argmax",
+        "pd_op.argmin",
+    }
 )
 """The ops lowered here; grouping puts each in a FUSED group of its own."""
 
@@ -130,6 +149,55 @@ def _lower(
     return lower
 
 
+def _lower_arg(kind: ReduceType) -> Callable[[LowerContext], Compute]:
+    """argmax (MAX) / argmin (MIN), as the reference's `arg_extreme` reads the op."""
+
+    def lower(ctx: LowerContext) -> Compute:
+        x = ctx.input(0)
+        out_dtype, out_shape = ctx.out_dtype(), ctx.out_shape()
+        if out_dtype not in (DataType.INT32, DataType.INT64):
+            raise ctx.error(f"the result dtype must be int32 or int64, got {out_dtype.value}")
+        flatten = bool(ctx.attr("flatten", False)) or x.rank == 0
+        keepdims = bool(ctx.attr("keepdims", False))
+        axes = (
+            list(range(x.rank))
+            if flatten
+            else [ctx.normalize_axis(int(ctx.scalar(1, "axis")), x.rank)]
+        )
+        if any(x.shape[d] == 0 for d in axes):
+            raise ctx.error(f"{kind.value} position of an empty tensor (the reference raises)")
+        value_type = extreme_type(x.dtype)
+
+        def fcompute(indices: Indices) -> Expr:
+            if not axes:  # a 0-D input: its one element is at position 0
+                return const(0, out_dtype)
+            if flatten:
+                kept: list[Expr] = []
+            elif keepdims:
+                kept = [i for d, i in enumerate(indices) if d not in axes]
+            else:
+                kept = list(indices)
+            rvars = {d: Var(ctx.fresh_name("r"), ctx.index_dtype, 0, x.shape[d]) for d in axes}
+            rest = iter(kept)
+            at = [rvars[d] if d in rvars else next(rest) for d in range(x.rank)]
+            body = convert(x(at), value_type)
+            return ArgReduce(kind, body, list(rvars.values()), out_dtype)
+
+        return Compute(out_dtype, out_shape, fcompute)
+
+    return lower
+
+
+def _arg_accepts(op: Operation) -> bool:
+    """Integer and float inputs with no zero extent, an int32 / int64 result."""
+    x, result = op.operand_values()[0].type, op.result(0).type
+    if not isinstance(x, DenseTensorType) or not isinstance(result, DenseTensorType):
+        return False
+    if result.data_type not in (DataType.INT32, DataType.INT64) or 0 in x.dims:
+        return False
+    return numeric(op)
+
+
 LOWERINGS: dict[str, OpLowering] = {
     "pd_op.sum": OpLowering(_lower(ReduceType.SUM), any_dtype),
     "pd_op.prod": OpLowering(_lower(ReduceType.PROD), any_dtype),
@@ -138,4 +206,6 @@ LOWERINGS: dict[str, OpLowering] = {
     "pd_op.min": OpLowering(_lower(ReduceType.MIN), numeric),
     "pd_op.all": OpLowering(_lower(ReduceType.ALL, from_attribute=True), any_dtype),
     "pd_op.any": OpLowering(_lower(ReduceType.ANY, from_attribute=True), any_dtype),
+    "pd_op.argmax": OpLowering(_lower_arg(ReduceType.MAX), _arg_accepts),
+    "pd_op.argmin": OpLowering(_lower_arg(ReduceType.MIN), _arg_accepts),
 }

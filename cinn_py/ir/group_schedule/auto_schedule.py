@@ -19,10 +19,11 @@ bound guard pass cuts the iterations a smaller block does not have. A 0-D block 
 loop to bind: in a function that binds any, it is wrapped in unit loops bound to those
 axes, so that codegen runs it in thread 0 of block 0 only.
 
-A block whose value is a `Reduce` (a reduction group) is scheduled the same way over
-its spatial loops (the reduce axes live inside the Reduce node), without vectors: one
-thread per output element, which runs the reduce loops serially (codegen's accumulator
-loop). Warp and block reductions (rfactor, shared memory, shuffles) are the next step.
+A reduction group that reads a reduction back, or reduces long innermost rows, takes
+the row schedule instead (`reduce_schedule.py`: a thread block per row, block reduces).
+Any other block whose value is a `Reduce` is scheduled the flat way over its spatial
+loops (the reduce axes live inside the Reduce node), without vectors: one thread per
+output element, which runs the reduce loops serially (codegen's accumulator loop).
 
 Transposes and other injective blocks whose loads do not follow the output's innermost
 dimension stay on this flat schedule (coalesced stores, strided loads): a
@@ -42,6 +43,11 @@ from cinn_py.ir.group_schedule.launch_config import (
     choose_launch,
     steps_for,
     vector_lanes,
+)
+from cinn_py.ir.group_schedule.reduce_schedule import (
+    RowPattern,
+    schedule_rows,
+    wants_row_schedule,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
@@ -91,12 +97,26 @@ class _BlockPlan:
         return self.extent // self.lanes
 
 
-def auto_schedule(func: LoweredFunc, target: TargetInfo) -> ScheduleResult:
-    """Schedules every block of an elementwise / broadcast / injective function for
-    `target`, inserts the bound guards, and returns the result with its trace.
+def auto_schedule(
+    func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+) -> ScheduleResult:
+    """Schedules every block of `func` for `target`, inserts the bound guards, and
+    returns the result with its trace. `pattern`: what the group's reductions reduce
+    (fusion's ReducePattern); a group that reads a reduction back, or a long innermost
+    reduction, gets the row schedule (`reduce_schedule.py`), the rest the flat one.
 
     Raises ScheduleError for a block this scheduler does not handle (nested blocks, no
     store, a non-constant extent)."""
+    if pattern is not None and wants_row_schedule(func, pattern):
+        sch, launch = schedule_rows(func, target, pattern)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
+    if func.temp_buffers:
+        raise ScheduleError(
+            "auto_schedule",
+            func.name,
+            "the function reads a reduction result back, which needs the row schedule: "
+            "pass the group's reduce pattern",
+        )
     sch = IRSchedule(func)
     plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
     items = max((plan.items for plan in plans), default=0)
@@ -182,6 +202,8 @@ class _Finder(Visitor):
     def visit_Reduce(self, node: Reduce) -> None:
         self.reduce = True
 
+    visit_ArgReduce = visit_Reduce  # argmax / argmin reduce too
+
     def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
         self.nested = True
 
@@ -240,7 +262,10 @@ class _WrapScalars(Mutator):
         if node.schedule_block.name == "root" or self.loop_depth:
             return self.generic_visit(node)
         body: Stmt = node
-        for axis in reversed(self.axes):
+        axes = self.axes
+        if _reduces_across_threads(node):  # every thread takes part: block 0 only
+            axes = [axis for axis in axes if axis.value.startswith("block")]
+        for axis in reversed(axes):
             var = Var(self._fresh(node.schedule_block.name, axis), lower=0, upper=1)
             inner = body if body is node else Block([body])
             body = For(var, 0, 1, ForType.SERIAL, inner, axis)
@@ -254,3 +279,19 @@ class _WrapScalars(Mutator):
             name = f"{base}_{n}"
         self.taken.add(name)
         return name
+
+
+class _CrossThread(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        if node.thread_axis is not None:
+            self.found = True
+        self.generic_visit(node)
+
+
+def _reduces_across_threads(node: ScheduleBlockRealize) -> bool:
+    finder = _CrossThread()
+    finder.visit(node.schedule_block.body)
+    return finder.found

@@ -308,6 +308,8 @@ class _HasReduce(Visitor):
     def visit_Reduce(self, node: Reduce) -> None:
         self.found = True
 
+    visit_ArgReduce = visit_Reduce  # argmax / argmin reduce too
+
 
 def has_reduce(expr: Expr) -> bool:
     check = _HasReduce()

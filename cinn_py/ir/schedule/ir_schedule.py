@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cinn_py.ir.schedule import compute_location, for_kind, loop_transformation
+from cinn_py.ir.schedule import (
+    buffer_memory,
+    compute_location,
+    for_kind,
+    loop_transformation,
+    reduction,
+)
 from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
 from cinn_py.ir.schedule.refs import BlockRef, LoopRef
 from cinn_py.ir.schedule.trace import Step, Trace
@@ -138,3 +144,22 @@ class IRSchedule:
         ref = BlockRef(_block_name(block))
         self._func = compute_location.reverse_compute_inline(self._func, ref.name)
         self._record("reverse_compute_inline", {"block": ref})
+
+    # ---- reductions and memory -------------------------------------------------------
+
+    def factorize_reduction(
+        self, block: BlockRef | str, threads: int, thread_axis: str = "threadIdx.x"
+    ) -> None:
+        """Splits every outermost Reduce of `block` into per-thread partials over a
+        stride of `threads` and a cross-thread combine over `thread_axis`."""
+        ref = BlockRef(_block_name(block))
+        self._func = reduction.factorize_reduction(self._func, ref.name, threads, thread_axis)
+        self._record(
+            "factorize_reduction", {"block": ref, "threads": threads, "thread_axis": thread_axis}
+        )
+
+    def set_buffer(self, block: BlockRef | str, memory_type: str) -> None:
+        """Moves the temp buffer `block` stores to "global" or "local" memory."""
+        ref = BlockRef(_block_name(block))
+        self._func = buffer_memory.set_buffer(self._func, ref.name, memory_type)
+        self._record("set_buffer", {"block": ref, "memory_type": memory_type})

@@ -52,8 +52,15 @@ def decompose_composites(program: Program) -> int:
 
 
 def replace_value(program: Program, old: Value, new: Value) -> None:
-    """Every use of `old`, and its place among the pinned outputs, taken by `new`."""
+    """Every use of `old`, its place among the pinned outputs and its printed number
+    taken by `new` (recorded in `program.renumbered`), so a fetch of the old number
+    still finds it."""
     old.replace_all_uses_with(new)
+    if old.id_hint is not None:
+        program.renumbered[old.id_hint] = new
+    for number, value in program.renumbered.items():
+        if value is old:
+            program.renumbered[number] = new
     if program.pinned_outputs is not None:
         program.pinned_outputs = [new if v is old else v for v in program.pinned_outputs]
 

@@ -4,13 +4,13 @@ Every pass here is `Program -> count of changes`. The manager verifies the progr
 after each pass, so a pass that breaks the IR is caught by name, and can write the
 program text after each pass (`dump_dir`) for debugging.
 
-The default list (what `PassManager()` and so the compiler runs) folds mutable
-attributes and removes dead code only. The passes that prepare for CINN-style fusion
-(`decompose_composites`, `constant_folding`, `common_subexpression_elimination`) are
-registered but not in it: reductions are not compiled yet, so decomposing a softmax now
-would turn one library call into several. Run them by name:
-`PassManager.from_names(["decompose_composites", "constant_folding",
-"common_subexpression_elimination", "dead_code_elimination"]).run(program)`.
+The default list (what `PassManager()` and so the compiler runs) prepares the program
+for CINN-style fusion: fold mutable attributes, decompose composite ops (softmax,
+layer_norm, gelu, ...) into primitives, fold constants, merge common subexpressions,
+then drop dead code. After it, a softmax is max / subtract / exp / sum / divide, which
+fusion puts in one group and the row schedule in one kernel. `PassManager.from_names`
+runs any other list, e.g. `["fold_mutable_attributes", "dead_code_elimination"]` to
+keep composites whole.
 """
 
 from __future__ import annotations
@@ -39,10 +39,19 @@ PASSES: dict[str, Pass] = {
 }
 """Every pass by the name the manager and the CLI know it by."""
 
+DEFAULT_PASSES: tuple[str, ...] = (
+    "fold_mutable_attributes",
+    "decompose_composites",
+    "constant_folding",
+    "common_subexpression_elimination",
+    "dead_code_elimination",
+)
+"""What the compiler runs before fusion."""
+
 
 @dataclass
 class PassManager:
-    passes: Sequence[str] = ("fold_mutable_attributes", "dead_code_elimination")
+    passes: Sequence[str] = DEFAULT_PASSES
     dump_dir: str | None = None
     verify: bool = True
     changes: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,128 @@
+"""factorize_reduction: a Reduce split into per-thread partials and a cross-thread combine.
+
+CINN's FactorizeReduction (TVM's rfactor) makes a reduction parallel over the threads
+of a block. Here the reduce axes live inside the `Reduce` node, so the primitive
+rewrites the expression instead of adding a partials buffer:
+
+    Reduce(sum, x[i, r], r < C)
+ -> Reduce(sum across threadIdx.x,                         # every thread gets the total
+        Reduce(sum, select(r_o * T + r_t < C, x[i, r_o * T + r_t], 0), r_o < ceil(C / T)),
+        r_t < T)
+
+The inner Reduce is the thread's serial partial over its strided share of the row (the
+stride is T, so a warp reads 32 consecutive elements per step: coalesced); the outer is
+the cross-thread combine, which codegen emits as warp shuffles and a shared-memory
+exchange between warps (`cinn_block_reduce` in the runtime header). Several reduce axes
+are linearized first (row-major); with at most one element per thread there is no
+partial loop. The value is unchanged, so the interpreter runs the result as it runs the
+original.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import LT, Div, Expr, IntImm, Mod, Reduce, Select, Var
+from cinn_py.ir.names import fresh_name
+from cinn_py.ir.schedule.analysis import (
+    find_realize,
+    replace,
+    substitute,
+    taken_names,
+)
+from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize
+from cinn_py.ir.visitor import Mutator
+
+PRIMITIVE = "factorize_reduction"
+WARP = 32
+MAX_THREADS = 1024
+
+
+def factorize_reduction(
+    func: LoweredFunc, block_name: str, threads: int, thread_axis: str = "threadIdx.x"
+) -> LoweredFunc:
+    """Rewrites every outermost Reduce of block `block_name` into per-thread partials over
+    a stride of `threads` and a cross-thread combine over `thread_axis`.
+
+    `threads` must be a power of two from 32 (a warp) to 1024, and the block must
+    not be inside a loop bound to `thread_axis` (each thread already takes part)."""
+    realize, path = find_realize(func, block_name, PRIMITIVE)
+    if threads & (threads - 1) or not WARP <= threads <= MAX_THREADS:
+        raise ScheduleError(
+            PRIMITIVE,
+            block_name,
+            f"threads must be a power of two from {WARP} to {MAX_THREADS}, got {threads}",
+        )
+    for node in path:
+        bind = getattr(node, "bind_info", None)
+        if bind is not None and bind.value == thread_axis:
+            raise ScheduleError(
+                PRIMITIVE,
+                block_name,
+                f"the block is inside loop {node.loop_var.name}, bound to {thread_axis}; "
+                "a cross-thread reduction needs every thread of the block",
+            )
+    rewriter = _Factorize(threads, thread_axis, taken_names(func), block_name)
+    block = realize.schedule_block
+    body = rewriter.visit(block.body)
+    if not rewriter.count:
+        raise ScheduleError(PRIMITIVE, block_name, "the block's value has no Reduce to factorize")
+    new_block = ScheduleBlock(
+        block.iter_vars, block.read_buffers, block.write_buffers, block.name, body, block.attrs
+    )
+    return replace(func, realize, ScheduleBlockRealize(realize.iter_values, new_block))
+
+
+class _Factorize(Mutator):
+    """Rewrites the outermost Reduces (the ones inside them are part of their body)."""
+
+    def __init__(self, threads: int, thread_axis: str, taken: set[str], block: str) -> None:
+        self.threads = threads
+        self.thread_axis = thread_axis
+        self.taken = taken
+        self.block = block
+        self.count = 0
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> ScheduleBlockRealize:
+        return node  # a nested block is scheduled on its own
+
+    def visit_Reduce(self, node: Reduce) -> Expr:
+        if node.thread_axis is not None:
+            raise ScheduleError(
+                PRIMITIVE, self.block, f"the Reduce is already across {node.thread_axis}"
+            )
+        extents = []
+        for var in node.reduce_axis:
+            if var.lower != 0 or var.upper is None:
+                raise ScheduleError(
+                    PRIMITIVE,
+                    self.block,
+                    f"reduce axis {var.name} has no constant range starting at 0",
+                )
+            extents.append(var.upper)
+        self.count += 1
+        total = math.prod(extents)
+        dtype = node.reduce_axis[0].dtype
+        steps = max(1, -(-total // self.threads))
+        base = node.reduce_axis[0].name
+        lane = Var(fresh_name(f"{base}_t", self.taken), dtype, 0, self.threads)
+        if steps == 1:  # one element per thread at most: no partial loop
+            outer = None
+            flat: Expr = lane
+        else:
+            outer = Var(fresh_name(f"{base}_o", self.taken), dtype, 0, steps)
+            flat = outer * IntImm(self.threads, dtype) + lane
+        mapping: dict[str, Expr] = {}
+        stride = total
+        for i, (var, extent) in enumerate(zip(node.reduce_axis, extents, strict=True)):
+            stride //= extent
+            index = flat if stride == 1 else Div(flat, IntImm(stride, dtype))
+            if i > 0:
+                index = Mod(index, IntImm(extent, dtype))
+            mapping[var.name] = index
+        body = substitute(node.body, mapping)
+        if steps * self.threads != total:
+            body = Select(LT(flat, IntImm(total, dtype)), body, node.init)
+        partial = body if outer is None else Reduce(node.reduce_type, node.init, body, [outer])
+        return Reduce(node.reduce_type, node.init, partial, [lane], self.thread_axis)

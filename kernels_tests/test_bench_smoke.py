@@ -1,0 +1,145 @@
+"""tools/bench.py's cases, without a GPU: each at tiny shapes on cuda-emu against NumPy
+(its `--smoke` mode), and its full-size program built for sm_90 by NVRTC, so the programs
+a GPU session times are exercised here; the timed path runs once on cuda-emu."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from cinn_py.pir.parser import parse_program
+from cinn_py.pir.printer import print_program
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "tools", "bench.py")
+
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location("cinn_py_tools_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_bench()
+
+
+@pytest.mark.parametrize("name", list(bench.CASES))
+def test_case_passes_smoke(name):
+    result = bench.smoke_case(bench.CASES[name], "cuda-emu")
+    assert result.ok, result.message
+
+
+def test_the_issue_cases_are_all_there():
+    assert list(bench.CASES) == [
+        "add_relu_mul_f32_67108864",
+        *(
+            f"{family}_{dtype}_{shape}"
+            for family in ("softmax", "layer_norm", "rms_norm")
+            for dtype in ("f32", "f16")
+            for shape in ("4096x4096", "16384x8192")
+        ),
+        "reduce_sum_rows_f32_8192x8192",
+        "reduce_sum_cols_f32_8192x8192",
+    ]
+
+
+def test_program_texts_print_back_as_written():
+    for case in bench.CASES.values():
+        for sized in (case, case.at(case.smoke_shape)):
+            assert print_program(parse_program(sized.program_text)) == sized.program_text
+
+
+def test_bytes_moved():
+    cases = bench.CASES
+    assert cases["add_relu_mul_f32_67108864"].nbytes == 4 * 2**26 * 4
+    assert cases["softmax_f16_16384x8192"].nbytes == 2 * 16384 * 8192 * 2
+    assert cases["layer_norm_f16_4096x4096"].nbytes == (2 * 4096 * 4096 + 2 * 4096) * 2
+    assert cases["rms_norm_f32_16384x8192"].nbytes == (2 * 16384 * 8192 + 8192) * 4
+    assert cases["reduce_sum_rows_f32_8192x8192"].nbytes == (8192 * 8192 + 8192) * 4
+    assert cases["reduce_sum_cols_f32_8192x8192"].nbytes == (8192 * 8192 + 8192) * 4
+
+
+def test_cases_are_chosen_by_family_name_or_prefix():
+    names = [
+        c.name for c in bench.select_cases(["reduce_sum,softmax_f16", "rms_norm_f32_4096x4096"])
+    ]
+    assert names == [
+        "softmax_f16_4096x4096",
+        "softmax_f16_16384x8192",
+        "rms_norm_f32_4096x4096",
+        "reduce_sum_rows_f32_8192x8192",
+        "reduce_sum_cols_f32_8192x8192",
+    ]
+    assert len(bench.select_cases([])) == len(bench.CASES)
+    with pytest.raises(ValueError, match="no case matches 'softmax_f64'"):
+        bench.select_cases(["softmax_f64"])
+
+
+def test_check_scales_atol_to_the_output():
+    """A float16 softmax of 4096 columns (values ~2.4e-4) that came out all zeros is
+    within float16's plain atol of 1e-3, and must still fail."""
+    want = np.full((2, 4096), 1 / 4096, dtype=np.float16)
+    assert not bench.check(np, np.zeros_like(want), want, "float16").ok
+    assert not bench.check(np, want.astype(np.float32), want, "float16").ok  # wrong dtype
+    assert bench.check(np, want, want, "float16").ok
+
+
+def test_command_line_lists_and_smokes():
+    listed = subprocess.run(
+        [sys.executable, BENCH, "--list"], capture_output=True, text=True, check=True
+    ).stdout
+    assert all(name in listed for name in bench.CASES)
+    smoke = subprocess.run(
+        [sys.executable, BENCH, "--smoke", "--no-nvrtc", "--cases", "add_relu_mul,rms_norm_f16"],
+        capture_output=True,
+        text=True,
+    )
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert smoke.stdout.splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_timed_bench_runs_on_cuda_emu(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = bench.main(
+        [
+            *("--target", "cuda-emu", "--tiny", "--repeat", "3", "--budget", "0.01"),
+            *("--cases", "softmax_f16_4096x4096,reduce_sum_cols", "--no-torch-compile"),
+            *("--json", str(out)),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "| softmax_f16_4x33 |" in printed and "| reduce_sum_cols_f32_3x40 |" in printed
+    results = json.loads(out.read_text())["results"]
+    assert [r["case"] for r in results] == ["softmax_f16_4x33", "reduce_sum_cols_f32_3x40"]
+    assert all(r["cinn_py_s"] > 0 and r["cupy_s"] > 0 for r in results)
+
+
+def test_a_wrong_cinn_py_output_fails_its_row(monkeypatch, capsys):
+    def over_columns(case, target):  # softmax over the other axis: same shape, wrong values
+        program = parse_program(case.program_text.replace("axis:-1", "axis:0"))
+        return bench.cinn_py.compile(program, target=target)
+
+    monkeypatch.setattr(bench, "compile_case", over_columns)
+    case = bench.CASES["softmax_f32_4096x4096"]
+    result = bench.smoke_case(case, nvrtc=False)
+    assert not result.ok and "out of tolerance" in result.message
+    code = bench.main(
+        [
+            *("--target", "cuda-emu", "--tiny", "--cases", case.name),
+            *("--repeat", "3", "--budget", "0.01", "--no-torch-compile"),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "| softmax_f32_4x33 | 0.00106 | **FAILED**: wrong: max abs error" in captured.out
+    assert "ERROR: softmax_f32_4x33: cinn_py: wrong" in captured.err
