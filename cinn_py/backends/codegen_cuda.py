@@ -211,7 +211,7 @@ class CudaRenderer(CRenderer):
         type_name = self.type_name(node.dtype)
         acc = self.names.fresh("acc")
         self.line(f"{type_name} {acc};")
-        with self.braced(""), self.names.scope():
+        with self.braced(""):  # its own name scope
             name = self.names.declare(var.name)
             self.line(f"const {self.type_name(var.dtype)} {name} = {axis.value};")
             self.hoist_reductions(node.body)

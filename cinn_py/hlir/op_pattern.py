@@ -17,9 +17,9 @@ reduction-dependent operand is read at the consumer's own row (`row_aligned`).
 from __future__ import annotations
 
 import enum
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from cinn_py.ir.group_schedule.reduce_schedule import RowPattern
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dialects.pd_op import traits as pd_traits
 from cinn_py.pir.operation import Operation
@@ -83,42 +83,12 @@ def op_pattern_kind(op: Operation) -> OpPatternKind:
 
 
 @dataclass(frozen=True)
-class ReducePattern:
+class ReducePattern(RowPattern):
     """What a reduction group computes per 'row': input shape S, reduced dims A (sorted,
-    normalized, may be any dims, not only trailing).
-
-    Build one with `ReducePattern.of(shape, axes)`; the derived fields are filled in."""
-
-    shape: tuple[int, ...]
-    axes: tuple[int, ...]
-    kept: tuple[int, ...] = field(default=(), compare=False)
-    """Dims not in axes, in order."""
-    rows: int = field(default=1, compare=False)
-    """prod(S[d] for d in kept) (1 when every dim is reduced)."""
-    cols: int = field(default=1, compare=False)
-    """prod(S[d] for d in axes)."""
-    keepdim_shape: tuple[int, ...] = field(default=(), compare=False)
-    """S with the axes dims set to 1 (a keepdim reduction's result)."""
-    dropped_shape: tuple[int, ...] = field(default=(), compare=False)
-    """S without the axes dims (a reduction's result without keepdim)."""
-    innermost: bool = field(default=True, compare=False)
-    """axes are the trailing dims: each row is contiguous (a row reduction)."""
-
-    def __post_init__(self) -> None:
-        shape = tuple(int(d) for d in self.shape)
-        axes = tuple(sorted({int(a) for a in self.axes}))
-        if any(not 0 <= a < len(shape) for a in axes):
-            raise ValueError(f"axes {axes} out of range for shape {shape}")
-        kept = tuple(d for d in range(len(shape)) if d not in axes)
-        set_ = object.__setattr__
-        set_(self, "shape", shape)
-        set_(self, "axes", axes)
-        set_(self, "kept", kept)
-        set_(self, "rows", math.prod(shape[d] for d in kept))
-        set_(self, "cols", math.prod(shape[d] for d in axes))
-        set_(self, "keepdim_shape", tuple(1 if d in axes else n for d, n in enumerate(shape)))
-        set_(self, "dropped_shape", tuple(shape[d] for d in kept))
-        set_(self, "innermost", axes == tuple(range(len(shape) - len(axes), len(shape))))
+    normalized, may be any dims, not only trailing). The shape facts (kept, rows, cols,
+    keepdim / dropped row forms, innermost, `is_row`) are the group schedule's
+    `RowPattern`, so the schedule takes a group's pattern as it is; this adds what
+    fusion asks (`is_full`, `row_aligned`)."""
 
     @classmethod
     def of(cls, shape: tuple[int, ...] | list[int], axes: tuple[int, ...] | list[int]):
@@ -128,11 +98,6 @@ class ReducePattern:
     def is_full(self, shape: tuple[int, ...]) -> bool:
         """A value with one element per input element."""
         return tuple(shape) == self.shape
-
-    def is_row(self, shape: tuple[int, ...]) -> bool:
-        """A value with one element per row (keepdim or dropped form)."""
-        shape = tuple(shape)
-        return shape == self.keepdim_shape or shape == self.dropped_shape
 
     def row_aligned(self, operand_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> bool:
         """Whether numpy's right-aligned broadcast of a reduction-dependent operand into

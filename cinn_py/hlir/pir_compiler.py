@@ -41,7 +41,7 @@ from cinn_py.hlir.group import Group, GroupKind
 from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.ir.group_schedule import RowPattern, ScheduleResult, auto_schedule
+from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.stmt import ArgIO, LoweredFunc
@@ -145,7 +145,7 @@ class PIRCompiler:
         target_info = self.target_info()
         with self._timed("scheduling"):
             for kernel in result.fused:
-                pattern = row_pattern(kernel.group)
+                pattern = kernel.group.reduce_pattern  # a RowPattern
                 kernel.scheduled = auto_schedule(kernel.lowered, target_info, pattern)
                 self._dump.write(
                     f"{kernel.group.name}.scheduled.ir", print_ir(kernel.scheduled.func)
@@ -406,11 +406,3 @@ def format_timings(timings: dict[str, float]) -> str:
     """One `stage seconds` line per stage, in pipeline order."""
     order = [*STAGES, *(k for k in timings if k not in STAGES)]
     return "".join(f"{stage} {timings[stage]:.6f}\n" for stage in order if stage in timings)
-
-
-def row_pattern(group: Group) -> RowPattern | None:
-    """The schedule's view of the group's ReducePattern (what its reductions reduce)."""
-    pattern = getattr(group, "reduce_pattern", None)
-    if pattern is None:
-        return None
-    return RowPattern(tuple(pattern.shape), tuple(pattern.axes))

@@ -17,7 +17,7 @@ from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import can_lower, lower_group
 from cinn_py.hlir.op_lowering.reduction import REDUCTIONS, extreme_type, sum_type
-from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
+from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.passes import PassManager
@@ -108,8 +108,8 @@ def test_fused_softmax_reads_its_reductions_back_from_registers():
     func = lower_group(group, NameTable(program))
     temps = [b.name for b in func.temp_buffers]
     assert len(temps) == 2  # the max (CSE merged the case's two equal ones), the sum
-    pattern = RowPattern(group.reduce_pattern.shape, group.reduce_pattern.axes)
-    source = generate_cuda([auto_schedule(func, TargetInfo.cuda(), pattern).func]).source
+    schedule = auto_schedule(func, TargetInfo.cuda(), group.reduce_pattern)
+    source = generate_cuda([schedule.func]).source
     body = source[source.index('extern "C"') :]
     assert body.count("cinn_block_reduce<32>(") == 2
     for name in temps:

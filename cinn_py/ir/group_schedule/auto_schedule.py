@@ -38,18 +38,20 @@ from dataclasses import dataclass
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import IntImm, Reduce, Var
+from cinn_py.ir.group_schedule.distribute import distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
     LaunchConfig,
     choose_launch,
-    steps_for,
     vector_lanes,
 )
 from cinn_py.ir.group_schedule.reduce_schedule import (
     RowPattern,
+    find_reduces,
     schedule_rows,
     wants_row_schedule,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
 from cinn_py.ir.stmt import (
     BindInfo,
@@ -63,9 +65,6 @@ from cinn_py.ir.stmt import (
     Store,
 )
 from cinn_py.ir.visitor import Mutator, Visitor
-
-BLOCK_AXIS = "blockIdx.x"
-THREAD_AXIS = "threadIdx.x"
 
 
 @dataclass(frozen=True)
@@ -141,8 +140,7 @@ def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
     loops = sch.get_loops(block)
     if not loops:
         return _BlockPlan(block, 0, 1)
-    fused = sch.fuse(loops) if len(loops) > 1 else loops[0]
-    extent = sch.get(fused).extent
+    extent = sch.get(fuse_all(sch, loops)).extent
     if not isinstance(extent, IntImm):
         raise ScheduleError(
             "auto_schedule", block.name, f"loop extent {extent!r} is not a constant"
@@ -152,24 +150,9 @@ def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
 
 
 def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None:
-    """Splits the fused loop into [steps,] blocks, threads[, lanes] and binds them."""
+    """Splits the block's fused loop into [steps,] blocks, threads[, lanes] and binds them."""
     (fused,) = sch.get_loops(plan.block)
-    steps = steps_for(plan.items, launch.threads, launch.blocks)
-    factors = [launch.blocks, launch.threads]
-    if steps > 1:
-        factors.insert(0, steps)
-    if plan.lanes > 1:
-        factors.append(plan.lanes)
-    loops = sch.split(fused, factors)
-    if steps > 1:
-        stride, blocks, threads = loops[:3]
-        sch.reorder([blocks, threads, stride])
-    else:
-        blocks, threads = loops[:2]
-    sch.bind(blocks, BLOCK_AXIS)
-    sch.bind(threads, THREAD_AXIS)
-    if plan.lanes > 1:
-        sch.vectorize(loops[-1], plan.lanes)
+    distribute(sch, fused, plan.items, plan.lanes, launch)
 
 
 def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:
@@ -266,32 +249,12 @@ class _WrapScalars(Mutator):
         if _reduces_across_threads(node):  # every thread takes part: block 0 only
             axes = [axis for axis in axes if axis.value.startswith("block")]
         for axis in reversed(axes):
-            var = Var(self._fresh(node.schedule_block.name, axis), lower=0, upper=1)
+            base = f"{node.schedule_block.name}_{axis.value.replace('Idx.', '_')}"
+            var = Var(fresh_name(base, self.taken), lower=0, upper=1)
             inner = body if body is node else Block([body])
             body = For(var, 0, 1, ForType.SERIAL, inner, axis)
         return body
 
-    def _fresh(self, block: str, axis: BindInfo) -> str:
-        base = f"{block}_{axis.value.replace('Idx.', '_')}"
-        name, n = base, 0
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
-
-
-class _CrossThread(Visitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Reduce(self, node: Reduce) -> None:
-        if node.thread_axis is not None:
-            self.found = True
-        self.generic_visit(node)
-
 
 def _reduces_across_threads(node: ScheduleBlockRealize) -> bool:
-    finder = _CrossThread()
-    finder.visit(node.schedule_block.body)
-    return finder.found
+    return any(r.thread_axis is not None for r in find_reduces(node.schedule_block.body))

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import IntImm, Reduce
+from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.schedule import BlockRef, IRSchedule
@@ -46,8 +47,6 @@ from cinn_py.ir.schedule.analysis import single_store, storage_name
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.ir.visitor import Visitor
 
-BLOCK_AXIS = "blockIdx.x"
-THREAD_AXIS = "threadIdx.x"
 ELEMENTS_PER_THREAD = 4
 """How many of a row's elements each thread folds serially before the block reduce:
 enough to amortize the reduce, few enough to keep every row in one block."""
@@ -58,10 +57,19 @@ leave most of its threads idle)."""
 
 @dataclass(frozen=True)
 class RowPattern:
-    """What every reduction of a group reduces: dims `axes` (sorted) of `shape`."""
+    """What every reduction of a group reduces: dims `axes` of `shape` (stored as a
+    tuple of ints and as sorted, distinct dims). Fusion's `ReducePattern` extends it."""
 
     shape: tuple[int, ...]
     axes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        shape = tuple(int(d) for d in self.shape)
+        axes = tuple(sorted({int(a) for a in self.axes}))
+        if any(not 0 <= a < len(shape) for a in axes):
+            raise ValueError(f"axes {axes} out of range for shape {shape}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "axes", axes)
 
     @property
     def kept(self) -> tuple[int, ...]:
@@ -90,7 +98,8 @@ class RowPattern:
         return self.axes == tuple(range(n - len(self.axes), n))
 
     def is_row(self, shape: tuple[int, ...]) -> bool:
-        return shape in (self.keepdim_shape, self.dropped_shape)
+        """A value with one element per row (keepdim or dropped form)."""
+        return tuple(shape) in (self.keepdim_shape, self.dropped_shape)
 
 
 def threads_for(cols: int, target: TargetInfo) -> int:
@@ -174,8 +183,7 @@ def _bind_rows(sch: IRSchedule, block: BlockRef) -> None:
     loops = sch.get_loops(block)
     if not loops:
         return
-    row = sch.fuse(loops) if len(loops) > 1 else loops[0]
-    sch.bind(row, BLOCK_AXIS)
+    sch.bind(fuse_all(sch, loops), BLOCK_AXIS)
 
 
 def _schedule_full(sch: IRSchedule, block: BlockRef, pattern: RowPattern, threads: int) -> None:
@@ -186,9 +194,8 @@ def _schedule_full(sch: IRSchedule, block: BlockRef, pattern: RowPattern, thread
     if kept + reduced != loops:
         sch.reorder(kept + reduced)
     if kept:
-        row = sch.fuse(kept) if len(kept) > 1 else kept[0]
-        sch.bind(row, BLOCK_AXIS)
-    col = sch.fuse(reduced) if len(reduced) > 1 else reduced[0]
+        sch.bind(fuse_all(sch, kept), BLOCK_AXIS)
+    col = fuse_all(sch, reduced)
     steps = -(-pattern.cols // threads)
     _, lane = sch.split(col, [steps, threads])
     sch.bind(lane, THREAD_AXIS)
@@ -199,7 +206,7 @@ def _schedule_row_store(sch: IRSchedule, block: BlockRef) -> None:
     loops = sch.get_loops(block)
     if not loops:
         return  # 0-D: finish_schedule puts it on thread 0 of block 0
-    row = sch.fuse(loops) if len(loops) > 1 else loops[0]
+    row = fuse_all(sch, loops)
     extent = sch.get(row).extent.value
     outer, unit = sch.split(row, [extent, 1])
     sch.bind(outer, BLOCK_AXIS)
@@ -211,28 +218,26 @@ def _schedule_other(sch: IRSchedule, block: BlockRef, rows: int, threads: int) -
     loops = sch.get_loops(block)
     if not loops:
         return
-    flat = sch.fuse(loops) if len(loops) > 1 else loops[0]
+    flat = fuse_all(sch, loops)
     extent = sch.get(flat).extent.value
-    blocks = max(rows, 1)
-    steps = max(1, -(-extent // (blocks * threads)))
-    if steps > 1:
-        stride, outer, lane = sch.split(flat, [steps, blocks, threads])
-        sch.reorder([outer, lane, stride])
-    else:
-        outer, lane = sch.split(flat, [blocks, threads])
-    sch.bind(outer, BLOCK_AXIS)
-    sch.bind(lane, THREAD_AXIS)
+    distribute(sch, flat, extent, 1, LaunchConfig(threads=threads, blocks=max(rows, 1), steps=1))
 
 
-class _HasReduce(Visitor):
+class _Reduces(Visitor):
     def __init__(self) -> None:
-        self.found = False
+        self.found: list[Reduce] = []
 
     def visit_Reduce(self, node: Reduce) -> None:
-        self.found = True
+        self.found.append(node)
+        self.generic_visit(node)
+
+
+def find_reduces(node: object) -> list[Reduce]:
+    """Every `Reduce` node under `node` (not ArgReduce: it is not factorized)."""
+    finder = _Reduces()
+    finder.visit(node)
+    return finder.found
 
 
 def _has_reduce(node: object) -> bool:
-    finder = _HasReduce()
-    finder.visit(node)
-    return finder.found
+    return bool(find_reduces(node))

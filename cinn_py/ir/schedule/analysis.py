@@ -239,11 +239,16 @@ class _Names(Visitor):
         self.names.add(node.name)
 
 
+def var_names(node: IrNode) -> set[str]:
+    """The names of every Var in `node`."""
+    names = _Names()
+    names.visit(node)
+    return names.names
+
+
 def taken_names(func: LoweredFunc) -> set[str]:
     """Every variable and argument name in `func`: what a new loop var must not be."""
-    names = _Names()
-    names.visit(func)
-    return names.names | {a.name for a in func.args}
+    return var_names(func) | {a.name for a in func.args}
 
 
 # ---- blocks and buffers -----------------------------------------------------------------

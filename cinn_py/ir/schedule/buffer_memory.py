@@ -13,16 +13,19 @@ bound loops one after another, still sees one element per row.
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, MemoryType, Var
+from cinn_py.ir.expr import Buffer, Expr, IntImm, MemoryType, Var
 from cinn_py.ir.schedule.analysis import (
     find_realize,
+    loads_of,
     realizes,
     single_store,
     storage_name,
+    stores_of,
     substitute,
+    var_names,
 )
-from cinn_py.ir.stmt import For, LoweredFunc, ScheduleBlockRealize, Store
-from cinn_py.ir.visitor import Mutator, Visitor, structural_key
+from cinn_py.ir.stmt import For, LoweredFunc, ScheduleBlockRealize
+from cinn_py.ir.visitor import Mutator, structural_key
 
 PRIMITIVE = "set_buffer"
 MEMORY_TYPES = {m.value: m for m in MemoryType}
@@ -89,7 +92,7 @@ def local_access_problem(func: LoweredFunc, name: str) -> str | None:
         }
         for indices in _accesses(realize, name):
             canonical = [substitute(substitute(i, bindings), axes) for i in indices]
-            stray = _free_vars(canonical) - _axis_names(axes)
+            stray = set().union(*map(var_names, canonical)) - _axis_names(axes)
             if stray:
                 return (
                     f"buffer {name} is indexed by {', '.join(sorted(stray))} in block "
@@ -111,43 +114,10 @@ def _axis_names(axes: dict[str, Expr]) -> set[str]:
 
 
 def _accesses(realize: ScheduleBlockRealize, name: str) -> list[tuple[Expr, ...]]:
-    finder = _Accesses(name)
-    finder.visit(realize.schedule_block.body)
-    return finder.found
-
-
-class _Accesses(Visitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found: list[tuple[Expr, ...]] = []
-
-    def visit_Load(self, node: Load) -> None:
-        if storage_name(node.tensor) == self.name:
-            self.found.append(node.indices)
-        self.generic_visit(node)
-
-    def visit_Store(self, node: Store) -> None:
-        if storage_name(node.tensor) == self.name:
-            self.found.append(node.indices)
-        self.generic_visit(node)
-
-    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
-        return None
-
-
-class _FreeVars(Visitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Var(self, node: Var) -> None:
-        self.names.add(node.name)
-
-
-def _free_vars(exprs: list[Expr]) -> set[str]:
-    finder = _FreeVars()
-    for expr in exprs:
-        finder.visit(expr)
-    return finder.names
+    """The index tuples of the block's own stores to and loads from buffer `name`."""
+    block = realize.schedule_block
+    stores = [s.indices for s in stores_of(block) if storage_name(s.tensor) == name]
+    return stores + [load.indices for load in loads_of(block.body, name)]
 
 
 class _Rebuffer(Mutator):

@@ -33,8 +33,7 @@ def lowered(text: str):
     program = parse_program(text)
     PassManager().run(program)
     (group,) = group_program(program)
-    pattern = group.reduce_pattern
-    return lower_group(group, NameTable(program)), RowPattern(pattern.shape, pattern.axes)
+    return lower_group(group, NameTable(program)), group.reduce_pattern
 
 
 SOFTMAX_TRACE = """\

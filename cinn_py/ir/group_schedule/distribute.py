@@ -1,0 +1,45 @@
+"""The two loop moves every group schedule makes: fuse a block's loops into one, and
+deal a fused loop out to [grid-stride steps,] blocks, threads[, vector lanes].
+
+The flat schedule (`auto_schedule.py`) does both to every block; the row schedule
+(`reduce_schedule.py`) to the blocks no reduction feeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
+from cinn_py.ir.schedule import IRSchedule, LoopRef
+
+BLOCK_AXIS = "blockIdx.x"
+THREAD_AXIS = "threadIdx.x"
+
+
+def fuse_all(sch: IRSchedule, loops: Sequence[LoopRef]) -> LoopRef:
+    """The loops (outermost first, perfectly nested) as one loop; one loop as it is."""
+    return sch.fuse(loops) if len(loops) > 1 else loops[0]
+
+
+def distribute(
+    sch: IRSchedule, loop: LoopRef, items: int, lanes: int, launch: LaunchConfig
+) -> None:
+    """Splits `loop` (`items` * `lanes` iterations) into [steps,] blocks, threads[, lanes]
+    with the steps innermost of the bound loops, binds blocks and threads, and
+    vectorizes the lanes."""
+    steps = steps_for(items, launch.threads, launch.blocks)
+    factors = [launch.blocks, launch.threads]
+    if steps > 1:
+        factors.insert(0, steps)
+    if lanes > 1:
+        factors.append(lanes)
+    loops = sch.split(loop, factors)
+    if steps > 1:
+        stride, blocks, threads = loops[:3]
+        sch.reorder([blocks, threads, stride])
+    else:
+        blocks, threads = loops[:2]
+    sch.bind(blocks, BLOCK_AXIS)
+    sch.bind(threads, THREAD_AXIS)
+    if lanes > 1:
+        sch.vectorize(loops[-1], lanes)
