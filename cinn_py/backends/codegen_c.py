@@ -128,6 +128,48 @@ def flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr
     return simplify(offset)
 
 
+def register_count(buffer: e.Buffer) -> int:
+    """The registers a thread holds of local `buffer`: the size of its register dims."""
+    shape = static_shape(buffer)
+    return math.prod(shape[d] for d in buffer.register_dims)
+
+
+def register_offset(node: e.Load | s.Store) -> e.Expr:
+    """The register a local-buffer access names: the row-major offset of its indices
+    at the buffer's register dims (0 with none). Unrolled loops make it a constant."""
+    buffer = node.tensor
+    shape = static_shape(buffer)
+    offset: e.Expr = e.IntImm(0)
+    for d in buffer.register_dims:
+        index = node.indices[d]
+        index = index if index.dtype is DataType.INT32 else e.Cast(DataType.INT32, index)
+        offset = offset * e.IntImm(shape[d]) + index
+    return simplify(offset)
+
+
+def reads_registers(node: e.IrNode) -> bool:
+    """Whether `node` loads a register array (a local buffer with register dims): the
+    loops around such a load are unrolled, or the array would live in local memory."""
+    return any(
+        isinstance(load.tensor, e.Buffer) and load.tensor.register_dims for load in _loads(node)
+    )
+
+
+class _LoadFinder(Visitor):
+    def __init__(self) -> None:
+        self.found: list[e.Load] = []
+
+    def visit_Load(self, node: e.Load) -> None:
+        self.found.append(node)
+        self.generic_visit(node)
+
+
+def _loads(node: e.IrNode) -> list[e.Load]:
+    finder = _LoadFinder()
+    finder.visit(node)
+    return finder.found
+
+
 class CRenderer(Visitor):
     """Renders the statements of one function as C++ lines.
 
@@ -327,11 +369,13 @@ class CRenderer(Visitor):
         raise self.unsupported(name, f"has no form returning {node.dtype.value}")
 
     def access(self, node: e.Load | s.Store) -> str:
-        """`buffer[offset]`, the element a Load or Store touches; `buffer[0]` for a local
-        buffer (one element per thread: `set_buffer` proved every access names it)."""
+        """`buffer[offset]`, the element a Load or Store touches. A local buffer is a
+        register array over its `register_dims` (the GPU axes pick the rest: the
+        schedule proved each thread touches only its own elements), `buffer[0]` with
+        none."""
         name = buffer_name(node.tensor)
         if isinstance(node.tensor, e.Buffer) and node.tensor.memory_type is e.MemoryType.LOCAL:
-            return f"{self.names.lookup(name)}[0]"
+            return f"{self.names.lookup(name)}[{self.expr(register_offset(node))}]"
         offset = self.expr(flat_index(node.tensor, node.indices))
         return f"{self.names.lookup(name)}[{offset}]"
 
@@ -381,19 +425,24 @@ class CRenderer(Visitor):
         acc = self.names.fresh("acc")
         self.line(f"{type_name} {acc} = {self.expr(node.init)};")
         with ExitStack() as stack:
-            self.open_reduce_loops(stack, node.reduce_axis, "ir.Reduce")
+            unroll = reads_registers(node.body)
+            self.open_reduce_loops(stack, node.reduce_axis, "ir.Reduce", unroll)
             self.hoist_reductions(node.body)
             value = self.names.fresh("v")
             self.line(f"const {type_name} {value} = {self.expr(node.body)};")
             self.line(f"{acc} = {self.combine(node, acc, value)};")
         self.accumulators[id(node)] = acc
 
-    def open_reduce_loops(self, stack: ExitStack, axes: tuple[e.Var, ...], what: str) -> None:
+    def open_reduce_loops(
+        self, stack: ExitStack, axes: tuple[e.Var, ...], what: str, unroll: bool = False
+    ) -> None:
         """One serial `for` per reduce axis over its constant `[lower, upper)`, each in
-        its own name scope, left open on `stack`."""
+        its own name scope, left open on `stack`; `#pragma unroll`ed if asked."""
         for var in axes:
             if var.lower is None or var.upper is None:
                 raise self.unsupported(what, f"axis '{var.name}' has no constant range")
+            if unroll:
+                self.line("#pragma unroll")
             stack.enter_context(self.names.scope())
             name = self.names.declare(var.name)
             index = self.type_name(var.dtype)

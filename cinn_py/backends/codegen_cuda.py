@@ -30,7 +30,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from cinn_py.backends.codegen_c import CNames, CRenderer, buffer_name, c_identifier
+from cinn_py.backends.codegen_c import (
+    CNames,
+    CRenderer,
+    buffer_name,
+    c_identifier,
+    register_count,
+)
 from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
@@ -108,6 +114,11 @@ class CudaRenderer(CRenderer):
         self._lane_stores: dict[int, str] = {}
         self._lane_loads: dict[int, str] = {}
         self._plan: VectorPlan | None = None
+        self._thread_vars: set[str] = set()
+        """IR names of the loop vars bound to a threadIdx axis, in scope."""
+        self._thread_branches = 0
+        """How many enclosing branches depend on the thread index (a cross-thread Reduce
+        there would leave threads out of its barriers)."""
 
     # ---- 16-bit floats -----------------------------------------------------------------
 
@@ -188,17 +199,27 @@ class CudaRenderer(CRenderer):
         value = axis
         if not (isinstance(node.min, e.IntImm) and node.min.value == 0):
             value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.expr(node.min)}"
+        thread = axis.startswith("thread")
         if extent < self.launch[node.bind_info]:
-            with self.braced(f"if ({axis} < {extent})"):
-                self.bound_body(node, value)
+            self._thread_branches += thread
+            try:
+                with self.braced(f"if ({axis} < {extent})"):
+                    self.bound_body(node, value)
+            finally:
+                self._thread_branches -= thread
         else:
             self.bound_body(node, value)
 
     def emit_cross_thread_reduction(self, node: e.Reduce) -> None:
-        """`acc = combine(init, cinn_block_reduce<T>(v, op))`, where each thread's `v` is
-        the body at its own thread index (the runtime header's warp shuffles and shared
-        memory exchange). Every thread of the block must get here: the schedule keeps
-        cross-thread Reduces out of thread-dependent branches."""
+        """`acc = combine(init, total)`, where each thread's partial `v` is the body at
+        its own thread index and `total` its combination over the Reduce's axis:
+        `cinn_block_reduce<T>(v, op)` across threadIdx.x of a 1-D block (warp shuffles
+        and a shared-memory exchange; with T = 32 shuffles only, which need no 1-D
+        block: each row of 32 x lanes is a warp), `cinn_block_reduce_y<TX, TY>(v, op)` across
+        threadIdx.y of a TX x TY block (a shared-memory exchange per x lane), both from
+        the runtime header. Every thread of the block must get here: the schedule keeps
+        cross-thread Reduces out of thread-dependent branches, and one found inside such
+        a branch is refused."""
         (var,) = node.reduce_axis
         axis = s.BindInfo(node.thread_axis)
         threads = self.launch[axis]
@@ -207,6 +228,22 @@ class CudaRenderer(CRenderer):
                 "ir.Reduce",
                 f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
                 f"block has {threads} threads on that axis",
+            )
+        if self._thread_branches:
+            raise self.unsupported(
+                "ir.Reduce",
+                f"across {axis.value} inside a branch on the thread index: every thread of "
+                "the block must reach the combine",
+            )
+        block = tuple(self.launch[a] for a in AXES[3:])
+        op = _BLOCK_REDUCE_OPS[node.reduce_type]
+        if axis is s.BindInfo.THREAD_X and (block[1:] == (1, 1) or threads == 32):
+            call = f"cinn_block_reduce<{threads}>"  # of 32: a warp's shuffles, any block
+        elif axis is s.BindInfo.THREAD_Y and block[2] == 1:
+            call = f"cinn_block_reduce_y<{block[0]}, {threads}>"
+        else:
+            raise self.unsupported(
+                "ir.Reduce", f"across {axis.value} in a block of {block[0]}x{block[1]}x{block[2]}"
             )
         type_name = self.type_name(node.dtype)
         acc = self.names.fresh("acc")
@@ -218,16 +255,22 @@ class CudaRenderer(CRenderer):
             value = self.names.fresh("v")
             self.line(f"const {type_name} {value} = {self.expr(node.body)};")
             total = self.names.fresh("total")
-            op = _BLOCK_REDUCE_OPS[node.reduce_type]
-            self.line(f"const {type_name} {total} = cinn_block_reduce<{threads}>({value}, {op}());")
+            self.line(f"const {type_name} {total} = {call}({value}, {op}());")
             self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
         self.accumulators[id(node)] = acc
 
     def bound_body(self, node: s.For, value: str) -> None:
         name = self.names.declare(node.loop_var.name)
         self.line(f"const {self.type_name(node.loop_var.dtype)} {name} = {value};")
-        with self.loop_scope(node):
-            self.statement(node.body)
+        thread = node.bind_info.value.startswith("thread")
+        outer = set(self._thread_vars)
+        if thread:
+            self._thread_vars.add(node.loop_var.name)
+        try:
+            with self.loop_scope(node):
+                self.statement(node.body)
+        finally:
+            self._thread_vars = outer
 
     def vector_loop(self, node: s.For) -> None:
         plan = plan_vector_loop(node, self.loop_vars)
@@ -242,10 +285,15 @@ class CudaRenderer(CRenderer):
             self._plan = None
 
     def visit_IfThenElse(self, node: s.IfThenElse) -> None:
-        if self._plan is not None and id(node) in self._plan.conditions:
-            self.if_then_else(node, self.expr(self._plan.conditions[id(node)]))
-        else:
-            super().visit_IfThenElse(node)
+        thread = bool(self._thread_vars & _var_names(node.condition))
+        self._thread_branches += thread
+        try:
+            if self._plan is not None and id(node) in self._plan.conditions:
+                self.if_then_else(node, self.expr(self._plan.conditions[id(node)]))
+            else:
+                super().visit_IfThenElse(node)
+        finally:
+            self._thread_branches -= thread
 
     def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> None:
         if self._plan is None or id(node) not in self._plan.realizes:
@@ -322,6 +370,21 @@ _BLOCK_REDUCE_OPS = {
     e.ReduceType.ANY: "cinn_reduce_any",
 }
 """The runtime header's combine functors, by reduction kind."""
+
+
+def _var_names(node: e.Expr) -> set[str]:
+    """The names of the Vars `node` uses."""
+    found = _VarNames()
+    found.visit(node)
+    return found.names
+
+
+class _VarNames(Visitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Var(self, node: e.Var) -> None:
+        self.names.add(node.name)
 
 
 def _rounded(node: e.FloatImm) -> float:
@@ -410,7 +473,8 @@ def _render_kernel(
                 f"is in {buffer.memory_type.value} memory; kernels keep temps in registers "
                 "(schedule it with set_buffer 'local')",
             )
-        renderer.line(f"{renderer.type_name(buffer.dtype)} {names.declare(buffer.name)}[1];")
+        count = register_count(buffer)
+        renderer.line(f"{renderer.type_name(buffer.dtype)} {names.declare(buffer.name)}[{count}];")
     renderer.statement(func.body)
     head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
     text = "\n".join([head, *renderer.lines, "}"])

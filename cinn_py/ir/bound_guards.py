@@ -61,8 +61,9 @@ def guard_conditions(
     return [c for c in wanted if not domain.always(c)]
 
 
-class _Guarder(Mutator):
-    """Walks statements keeping the enclosing loops and `if` conditions in scope."""
+class ScopedStmtMutator(Mutator):
+    """Walks statements keeping the enclosing loops and `if` conditions in scope (what
+    an `IndexDomain` of a block instance is built from); expressions are left alone."""
 
     def __init__(self) -> None:
         self.loops: list[s.For] = []
@@ -91,6 +92,17 @@ class _Guarder(Mutator):
             return node
         return s.IfThenElse(node.condition, true_case, false_case)
 
+    def _under(self, condition: e.Expr, stmt: s.Stmt | e.Expr) -> s.Stmt | e.Expr:
+        self.guards.append(condition)
+        try:
+            return self.visit(stmt)
+        finally:
+            self.guards.pop()
+
+
+class _Guarder(ScopedStmtMutator):
+    """Wraps each block instance that may leave its iter vars' ranges in an `if`."""
+
     def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> s.Stmt:
         block = node.schedule_block
         body = self.visit(block.body)
@@ -109,10 +121,3 @@ class _Guarder(Mutator):
         if not conditions:
             return realize
         return s.IfThenElse(functools.reduce(e.And, conditions), realize)
-
-    def _under(self, condition: e.Expr, stmt: s.Stmt | e.Expr) -> s.Stmt | e.Expr:
-        self.guards.append(condition)
-        try:
-            return self.visit(stmt)
-        finally:
-            self.guards.pop()

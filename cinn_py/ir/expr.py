@@ -498,10 +498,16 @@ def _shape(node: str, shape: Any) -> tuple[Expr, ...]:
 
 
 class Buffer(IrNode):
-    """Memory of `dtype` and `shape` in one memory space."""
+    """Memory of `dtype` and `shape` in one memory space.
 
-    __slots__ = ("name", "dtype", "shape", "memory_type")
-    _fields = ("name", "dtype", "shape", "memory_type")
+    A local buffer keeps its logical shape (the interpreter runs the threads one after
+    another and needs every thread's elements); `register_dims` are the dims each thread
+    holds itself, in a register array of their size, indexed row-major by those dims'
+    indices. The other dims are spread over the GPU axes, so codegen drops them: with
+    none (a `set_buffer` temp) each thread holds one register, `name[0]`."""
+
+    __slots__ = ("name", "dtype", "shape", "memory_type", "register_dims")
+    _fields = ("name", "dtype", "shape", "memory_type", "register_dims")
 
     def __init__(
         self,
@@ -509,11 +515,26 @@ class Buffer(IrNode):
         dtype: DataType,
         shape: tuple[Expr | int, ...] | list[Expr | int],
         memory_type: MemoryType = MemoryType.GLOBAL,
+        register_dims: tuple[int, ...] = (),
     ) -> None:
         _check_node("Buffer", "name", name, str)
         _check_dtype("Buffer", "dtype", dtype)
         _check_node("Buffer", "memory_type", memory_type, MemoryType)
-        self._init(name=name, dtype=dtype, shape=_shape("Buffer", shape), memory_type=memory_type)
+        items = _shape("Buffer", shape)
+        dims = tuple(register_dims)
+        if dims and memory_type is not MemoryType.LOCAL:
+            raise _fail(
+                "Buffer", "register_dims", f"only a local buffer has them, not {memory_type.value}"
+            )
+        if list(dims) != sorted(set(dims)) or any(
+            not isinstance(d, int) or not 0 <= d < len(items) for d in dims
+        ):
+            raise _fail(
+                "Buffer",
+                "register_dims",
+                f"{dims} are not distinct, sorted dims of rank {len(items)}",
+            )
+        self._init(name=name, dtype=dtype, shape=items, memory_type=memory_type, register_dims=dims)
 
 
 class Tensor(IrNode):

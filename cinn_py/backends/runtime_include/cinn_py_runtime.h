@@ -117,4 +117,33 @@ __device__ __forceinline__ T cinn_block_reduce(T value, Op op) {
     return value;
 }
 
+/* The combination of `value` over the kY threads threadIdx.y = 0 .. kY-1 that share this
+ * thread's threadIdx.x, in a block of kX x kY threads (threadIdx.z 0), returned to each
+ * of them: the column schedule's combine, where the x lanes hold different output
+ * elements and the y threads the strided partials of one element.  A warp is 32
+ * consecutive x lanes (of one y, when kX >= 32), so there is nothing to shuffle: every
+ * thread writes its partial to a [kY][kX] shared array (a warp writes one row:
+ * consecutive banks, no padding needed), and after one barrier every thread folds the
+ * kY partials of its column in the same order, y = 0, 1, ..., so that all of them hold
+ * bit-identical totals (NaN rules: the combine functors').  The first barrier keeps a
+ * second call from overwriting partials a slower thread has not read.  kY: a power of
+ * two from 2 to 1024, kX * kY <= 1024; every thread of the block must call it (it is
+ * never under a branch on the thread index). */
+template <int kX, int kY, class T, class Op>
+__device__ __forceinline__ T cinn_block_reduce_y(T value, Op op) {
+    static_assert(kX >= 1 && kY >= 2 && kX * kY <= 1024 && (kY & (kY - 1)) == 0,
+                  "cinn_block_reduce_y: kY must be a power of two >= 2 and kX * kY <= 1024");
+    __shared__ T cinn_partials_y[kY][kX];
+    const int x = threadIdx.x;
+    __syncthreads();
+    cinn_partials_y[threadIdx.y][x] = value;
+    __syncthreads();
+    value = cinn_partials_y[0][x];
+#pragma unroll
+    for (int y = 1; y < kY; ++y) {
+        value = op(value, cinn_partials_y[y][x]);
+    }
+    return value;
+}
+
 #endif /* CINN_PY_RUNTIME_H */

@@ -20,7 +20,10 @@ loop to bind: in a function that binds any, it is wrapped in unit loops bound to
 axes, so that codegen runs it in thread 0 of block 0 only.
 
 A reduction group that reads a reduction back, or reduces long innermost rows, takes
-the row schedule instead (`reduce_schedule.py`: a thread block per row, block reduces).
+the row schedule instead (`reduce_schedule.py`: a thread block per row, block reduces);
+a group of column reductions (reduced dims before a kept innermost dim of 32 or more)
+takes the column schedule (`column_schedule.py`: 32 outputs per block on threadIdx.x,
+per-thread partials of each on threadIdx.y, combined through shared memory).
 Any other block whose value is a `Reduce` is scheduled the flat way over its spatial
 loops (the reduce axes live inside the Reduce node), without vectors: one thread per
 output element, which runs the reduce loops serially (codegen's accumulator loop).
@@ -36,8 +39,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.bound_guards import insert_bound_guards
+from cinn_py.ir import expr as e
+from cinn_py.ir.bound_guards import ScopedStmtMutator, insert_bound_guards
 from cinn_py.ir.expr import IntImm, Reduce, Var
+from cinn_py.ir.group_schedule.column_schedule import schedule_columns, wants_column_schedule
 from cinn_py.ir.group_schedule.distribute import distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
     LaunchConfig,
@@ -51,6 +56,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     wants_row_schedule,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
 from cinn_py.ir.stmt import (
@@ -102,12 +108,16 @@ def auto_schedule(
     """Schedules every block of `func` for `target`, inserts the bound guards, and
     returns the result with its trace. `pattern`: what the group's reductions reduce
     (fusion's ReducePattern); a group that reads a reduction back, or a long innermost
-    reduction, gets the row schedule (`reduce_schedule.py`), the rest the flat one.
+    reduction, gets the row schedule (`reduce_schedule.py`), a column reduction the
+    column schedule (`column_schedule.py`), the rest the flat one.
 
     Raises ScheduleError for a block this scheduler does not handle (nested blocks, no
     store, a non-constant extent)."""
     if pattern is not None and wants_row_schedule(func, pattern):
         sch, launch = schedule_rows(func, target, pattern)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
+    if pattern is not None and wants_column_schedule(func, pattern, target):
+        sch, launch = schedule_columns(func, target, pattern)
         return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
     if func.temp_buffers:
         raise ScheduleError(
@@ -128,9 +138,10 @@ def auto_schedule(
 
 
 def finish_schedule(func: LoweredFunc) -> LoweredFunc:
-    """The passes after the primitives: 0-D blocks placed on the bound axes, then the
-    bound guards."""
-    return insert_bound_guards(_place_scalar_blocks(func))
+    """The passes after the primitives: 0-D blocks placed on the bound axes, the iter
+    values of blocks that combine across threads clamped into range, then the bound
+    guards."""
+    return insert_bound_guards(_clamp_cross_thread_blocks(_place_scalar_blocks(func)))
 
 
 def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
@@ -258,3 +269,44 @@ class _WrapScalars(Mutator):
 
 def _reduces_across_threads(node: ScheduleBlockRealize) -> bool:
     return any(r.thread_axis is not None for r in find_reduces(node.schedule_block.body))
+
+
+# ---- blocks that combine across threads ---------------------------------------------------
+
+
+def _clamp_cross_thread_blocks(func: LoweredFunc) -> LoweredFunc:
+    """Every block holding a cross-thread Reduce whose iter values the enclosing loops may
+    carry out of range gets them clamped instead (`min(value, upper - 1)`, `max(value,
+    lower)`), so that `insert_bound_guards` proves them in range and puts no `if` around
+    the combine, whose barriers wait for every thread of the block. A thread past the
+    end then computes an element in range and stores it again, bit for bit the value
+    its owner stores: the threads that combine share their iter values (a loop bound to
+    the combine's axis cannot enclose the block), so they fold the same element."""
+    body = _Clamper().visit(func.body)
+    if body is func.body:
+        return func
+    return LoweredFunc(func.name, func.args, body, func.temp_buffers)
+
+
+class _Clamper(ScopedStmtMutator):
+    """Clamps the iter values of the blocks that combine across threads."""
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> Stmt:
+        if node.schedule_block.name == "root":
+            return self.generic_visit(node)
+        if not _reduces_across_threads(node):
+            return node
+        domain = IndexDomain(self.loops, self.guards, node.iter_values)
+        values = []
+        for iv, value in zip(node.schedule_block.iter_vars, node.iter_values, strict=True):
+            lower = None if iv.lower is None else IntImm(iv.lower, value.dtype)
+            if lower is not None and not domain.always(value.ge(lower)):
+                value = e.Max(value, lower)
+            if iv.upper is not None:
+                last = IntImm(iv.upper - 1, value.dtype)
+                if not domain.always(value.le(last)):
+                    value = e.Min(value, last)
+            values.append(value)
+        if all(a is b for a, b in zip(values, node.iter_values, strict=True)):
+            return node
+        return ScheduleBlockRealize(values, node.schedule_block)

@@ -1,4 +1,4 @@
-"""The row schedule of a reduction group: one thread block per row.
+"""The row schedule of a reduction group: one thread block (or one warp) per row.
 
 Fusion hands over a group whose reductions all share one `RowPattern`: they reduce the
 dims `axes` of inputs of shape `shape`, so each output "row" (an index of the kept dims)
@@ -10,96 +10,61 @@ barrier:
     blockIdx.x   = the row (kept dims fused)
     threadIdx.x  = T threads striding over the row's cols (T a power of two, 32..1024,
                    about 4 elements per thread)
+    threadIdx.y  = when T is one warp (rows of <= 128), R = 8 rows per block, a warp
+                   each: row = blockIdx.x * R + threadIdx.y (a warp's reduce is
+                   shuffles alone, so the warps of a block never wait for each other)
 
     reduction blocks  each thread folds its strided share (serial partial), then
                       `cinn_block_reduce` (warp shuffles + one shared-memory exchange)
                       hands the row's total to every thread   [factorize_reduction]
                       -> a register (set_buffer "local") when the group reads it again
-    full blocks       kept dims fused onto blockIdx.x, reduced dims fused and split
+    full blocks       kept dims on the rows' axes, reduced dims fused and split
                       (cols/T serial, T threads): the same strided walk as the reduces
-    row blocks        stored by thread 0 (a unit loop bound to threadIdx.x)
+    row blocks        stored by thread 0 of the row (a unit loop on threadIdx.x)
     other blocks      (values no reduction feeds, any shape) grid-stride over the
-                      rows x T threads
+                      blocks x T threads (the first warp row when R > 1)
+    input rows        an input that several passes read (a softmax's x: max, sum,
+                      normalize; layer_norm's: mean, variance, scale) is loaded once
+                      into each thread's registers, S = cols/T of them, by a first
+                      block; every pass reads the registers        [cache_read local]
 
-A softmax is then: max (block reduce) -> sum of exp(x - max) (block reduce) -> out =
-exp(x - max) / sum, all in registers but x itself, which each pass reads again (the
-row is 16-32 KB at the benchmark sizes: the second and third reads come from L1/L2).
+A softmax is then: load x's row into registers -> max (block reduce) -> sum of
+exp(x - max) (block reduce) -> out = exp(x - max) / sum: x leaves HBM once, the output
+is written once. Rows longer than 16 * T (16384 at T = 1024) are not cached (register
+budget) and each pass reads the row again.
 
 When nothing in the group reads a reduction back and the reduced dims are not the
-innermost ones (a column reduction), the serial schedule of `auto_schedule` stays:
-one thread per output walks its column, and neighbouring threads read neighbouring
-addresses (coalesced). argmax / argmin (`ArgReduce`) are not factorized: in a row
-block thread 0 computes them serially.
+innermost ones (a column reduction), the column schedule (`column_schedule.py`) or the
+serial one of `auto_schedule` takes the group. argmax / argmin (`ArgReduce`) are not
+factorized: in a row block thread 0 computes them serially.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import IntImm, Reduce
+from cinn_py.ir.expr import Buffer, IntImm, Reduce
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
-from cinn_py.ir.schedule import BlockRef, IRSchedule
-from cinn_py.ir.schedule.analysis import single_store, storage_name
-from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.ir.row_pattern import RowPattern
+from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
+from cinn_py.ir.schedule.analysis import readers, single_store, storage_name
+from cinn_py.ir.schedule.cache_read import cache_problem
+from cinn_py.ir.stmt import ArgIO, LoweredFunc
 from cinn_py.ir.visitor import Visitor
 
 ELEMENTS_PER_THREAD = 4
 """How many of a row's elements each thread folds serially before the block reduce:
 enough to amortize the reduce, few enough to keep every row in one block."""
+MAX_CACHED_STEPS = 16
+"""At most this many elements per thread of a cached row (registers: 16 floats); a
+longer row is read again by each pass (from L1/L2)."""
+ROWS_PER_BLOCK = 8
+"""Rows (warps) per thread block when one warp walks a row: 256 threads."""
+ROW_THREAD_AXIS = "threadIdx.y"
 MIN_ROW_COLS = 64
 """Below this many cols a lone row reduction keeps one thread per row (a block would
 leave most of its threads idle)."""
-
-
-@dataclass(frozen=True)
-class RowPattern:
-    """What every reduction of a group reduces: dims `axes` of `shape` (stored as a
-    tuple of ints and as sorted, distinct dims). Fusion's `ReducePattern` extends it."""
-
-    shape: tuple[int, ...]
-    axes: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        shape = tuple(int(d) for d in self.shape)
-        axes = tuple(sorted({int(a) for a in self.axes}))
-        if any(not 0 <= a < len(shape) for a in axes):
-            raise ValueError(f"axes {axes} out of range for shape {shape}")
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "axes", axes)
-
-    @property
-    def kept(self) -> tuple[int, ...]:
-        return tuple(d for d in range(len(self.shape)) if d not in self.axes)
-
-    @property
-    def rows(self) -> int:
-        return math.prod(self.shape[d] for d in self.kept)
-
-    @property
-    def cols(self) -> int:
-        return math.prod(self.shape[d] for d in self.axes)
-
-    @property
-    def keepdim_shape(self) -> tuple[int, ...]:
-        return tuple(1 if d in self.axes else n for d, n in enumerate(self.shape))
-
-    @property
-    def dropped_shape(self) -> tuple[int, ...]:
-        return tuple(self.shape[d] for d in self.kept)
-
-    @property
-    def innermost(self) -> bool:
-        """The reduced dims are the trailing ones (a row of contiguous elements)."""
-        n = len(self.shape)
-        return self.axes == tuple(range(n - len(self.axes), n))
-
-    def is_row(self, shape: tuple[int, ...]) -> bool:
-        """A value with one element per row (keepdim or dropped form)."""
-        return tuple(shape) in (self.keepdim_shape, self.dropped_shape)
 
 
 def threads_for(cols: int, target: TargetInfo) -> int:
@@ -126,10 +91,14 @@ def schedule_rows(
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the row schedule's primitives; the caller finishes (guards) and traces."""
     sch = IRSchedule(func)
-    rows, threads = pattern.rows, threads_for(pattern.cols, target)
-    if rows > target.max_grid_dims[0]:
+    threads = threads_for(pattern.cols, target)
+    per_block = rows_per_block(pattern, threads, target)
+    blocks = max(-(-pattern.rows // per_block), 1)
+    if blocks > target.max_grid_dims[0]:
         raise ScheduleError(
-            "auto_schedule", func.name, f"{rows} rows exceed the grid's {target.max_grid_dims[0]}"
+            "auto_schedule",
+            func.name,
+            f"{blocks} blocks of rows exceed the grid's {target.max_grid_dims[0]}",
         )
     temps = {b.name for b in func.temp_buffers}
     local: list[BlockRef] = []
@@ -149,20 +118,48 @@ def schedule_rows(
                     f"reduces to shape {list(shape)}, not a row of {list(pattern.shape)} "
                     f"reduced over {list(pattern.axes)}",
                 )
-            _bind_rows(sch, block)
+            _bind_rows(sch, sch.get_loops(block), per_block)
             if reduces:
                 sch.factorize_reduction(block, threads, THREAD_AXIS)
             if temp:
                 local.append(block)
         elif shape == pattern.shape and pattern.cols > 1:
-            _schedule_full(sch, block, pattern, threads)
+            _schedule_full(sch, block, pattern, threads, per_block)
         elif pattern.is_row(shape):
-            _schedule_row_store(sch, block)
+            _schedule_row_store(sch, block, per_block)
         else:
-            _schedule_other(sch, block, rows, threads)
+            _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
-    return sch, LaunchConfig(threads=threads, blocks=max(rows, 1), steps=1)
+    _cache_rows(sch, pattern, threads, per_block)
+    return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int:
+    """R: rows a thread block takes, one warp each (threadIdx.y), when one warp walks a
+    row (a short row): its reduce is shuffles alone, so warps need no common barrier
+    and a block of R warps keeps the SM busy where one warp per block would not."""
+    if threads != target.warp_size or pattern.rows < 2:
+        return 1
+    return min(ROWS_PER_BLOCK, 1 << (pattern.rows - 1).bit_length())
+
+
+def _cache_rows(sch: IRSchedule, pattern: RowPattern, threads: int, per_block: int) -> None:
+    """Keeps in registers each input row that several passes read (a softmax's x: the
+    max, the sum, the normalize), so the row leaves HBM once."""
+    steps = -(-pattern.cols // threads)
+    if steps > MAX_CACHED_STEPS:
+        return
+    for arg in sch.func.args:
+        value = arg.value
+        if arg.io is not ArgIO.INPUT or not isinstance(value, Buffer):
+            continue
+        if tuple(getattr(d, "value", None) for d in value.shape) != pattern.shape:
+            continue
+        if len(readers(sch.func, arg.name)) < 2:
+            continue
+        if cache_problem(sch.func, arg.name, pattern.axes, threads, per_block) is None:
+            sch.cache_read(arg.name, "local", pattern.axes, threads, per_block)
 
 
 def _loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
@@ -177,50 +174,64 @@ def _loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
     return tuple(extents)
 
 
-def _bind_rows(sch: IRSchedule, block: BlockRef) -> None:
-    """All the block's loops (the row's kept dims, and unit dims) fused onto blockIdx.x;
-    a 0-D block is placed on block 0 by `finish_schedule`."""
-    loops = sch.get_loops(block)
+def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:
+    """The loops (the row's kept dims, and unit dims) fused onto blockIdx.x, or with
+    several rows per block onto blockIdx.x x threadIdx.y; a 0-D block is placed on
+    block 0 by `finish_schedule`."""
     if not loops:
         return
-    sch.bind(fuse_all(sch, loops), BLOCK_AXIS)
+    row = fuse_all(sch, loops)
+    if per_block == 1:
+        sch.bind(row, BLOCK_AXIS)
+        return
+    extent = sch.get(row).extent.value
+    outer, inner = sch.split(row, [-(-extent // per_block), per_block])
+    sch.bind(outer, BLOCK_AXIS)
+    sch.bind(inner, ROW_THREAD_AXIS)
 
 
-def _schedule_full(sch: IRSchedule, block: BlockRef, pattern: RowPattern, threads: int) -> None:
-    """Kept dims onto blockIdx.x, reduced dims strided over the threads."""
+def _schedule_full(
+    sch: IRSchedule, block: BlockRef, pattern: RowPattern, threads: int, per_block: int
+) -> None:
+    """Kept dims onto the rows' axes, reduced dims strided over the threads."""
     loops = sch.get_loops(block)
     kept = [loops[d] for d in pattern.kept]
     reduced = [loops[d] for d in pattern.axes]
     if kept + reduced != loops:
         sch.reorder(kept + reduced)
-    if kept:
-        sch.bind(fuse_all(sch, kept), BLOCK_AXIS)
+    _bind_rows(sch, kept, per_block)
     col = fuse_all(sch, reduced)
     steps = -(-pattern.cols // threads)
     _, lane = sch.split(col, [steps, threads])
     sch.bind(lane, THREAD_AXIS)
 
 
-def _schedule_row_store(sch: IRSchedule, block: BlockRef) -> None:
-    """A per-row value: the row on blockIdx.x, stored by thread 0 alone."""
+def _schedule_row_store(sch: IRSchedule, block: BlockRef, per_block: int) -> None:
+    """A per-row value: the row on the rows' axes, stored by thread 0 of its warp."""
     loops = sch.get_loops(block)
     if not loops:
         return  # 0-D: finish_schedule puts it on thread 0 of block 0
     row = fuse_all(sch, loops)
     extent = sch.get(row).extent.value
     outer, unit = sch.split(row, [extent, 1])
-    sch.bind(outer, BLOCK_AXIS)
+    _bind_rows(sch, [outer], per_block)
     sch.bind(unit, THREAD_AXIS)
 
 
-def _schedule_other(sch: IRSchedule, block: BlockRef, rows: int, threads: int) -> None:
-    """A value no reduction feeds: grid-stride over the launch's rows x threads."""
+def _schedule_other(
+    sch: IRSchedule, block: BlockRef, blocks: int, threads: int, per_block: int
+) -> None:
+    """A value no reduction feeds: grid-stride over the launch's blocks x threads (of
+    the first row warp, with several rows per block)."""
     loops = sch.get_loops(block)
     if not loops:
         return
     flat = fuse_all(sch, loops)
     extent = sch.get(flat).extent.value
-    distribute(sch, flat, extent, 1, LaunchConfig(threads=threads, blocks=max(rows, 1), steps=1))
+    if per_block > 1:
+        unit, flat = sch.split(flat, [1, extent])
+        sch.bind(unit, ROW_THREAD_AXIS)
+    distribute(sch, flat, extent, 1, LaunchConfig(threads=threads, blocks=blocks, steps=1))
 
 
 class _Reduces(Visitor):

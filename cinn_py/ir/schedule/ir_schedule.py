@@ -13,6 +13,7 @@ from typing import Any
 
 from cinn_py.ir.schedule import (
     buffer_memory,
+    cache_read,
     compute_location,
     for_kind,
     loop_transformation,
@@ -163,3 +164,27 @@ class IRSchedule:
         ref = BlockRef(_block_name(block))
         self._func = buffer_memory.set_buffer(self._func, ref.name, memory_type)
         self._record("set_buffer", {"block": ref, "memory_type": memory_type})
+
+    def cache_read(
+        self,
+        buffer: str,
+        memory_type: str,
+        axes: Sequence[int],
+        threads: int,
+        rows_per_block: int = 1,
+    ) -> BlockRef:
+        """Keeps input `buffer` in `memory_type` ("local": each thread's registers) for
+        a row walk over its dims `axes` by `threads` threads, the rows on blockIdx.x
+        (times `rows_per_block`, plus threadIdx.y, when a block takes several rows): a
+        new block, first, loads each thread's elements once, and every read of `buffer`
+        becomes a read of them. Returns the new block (its buffer has the same name)."""
+        axes = tuple(axes)
+        self._func, name = cache_read.cache_read(
+            self._func, buffer, memory_type, axes, threads, rows_per_block
+        )
+        output = BlockRef(name)
+        inputs = {"buffer": buffer, "memory_type": memory_type, "axes": axes, "threads": threads}
+        if rows_per_block != 1:
+            inputs["rows_per_block"] = rows_per_block
+        self._record("cache_read", inputs, output)
+        return output

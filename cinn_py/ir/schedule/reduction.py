@@ -16,6 +16,13 @@ exchange between warps (`cinn_block_reduce` in the runtime header). Several redu
 are linearized first (row-major); with at most one element per thread there is no
 partial loop. The value is unchanged, so the interpreter runs the result as it runs the
 original.
+
+The combine may run over threadIdx.y instead (the column schedule): the block is then
+inside a loop bound to threadIdx.x (its output elements spread over the x lanes), the
+TY threads of one x lane fold the strided partials of that lane's element, and codegen
+combines them through shared memory (`cinn_block_reduce_y<TX, TY>`). TY is then any
+power of two from 2 to 1024 (a 2-D block of TX x TY threads; codegen checks the
+product against CUDA's 1024).
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ from cinn_py.ir.visitor import Mutator
 PRIMITIVE = "factorize_reduction"
 WARP = 32
 MAX_THREADS = 1024
+MIN_THREADS = {"threadIdx.x": WARP, "threadIdx.y": 2}
+"""The fewest threads a combine over each axis takes: a whole warp along x (the
+shuffles); two along y (a combine of one thread would be no combine)."""
 
 
 def factorize_reduction(
@@ -45,14 +55,27 @@ def factorize_reduction(
     """Rewrites every outermost Reduce of block `block_name` into per-thread partials over
     a stride of `threads` and a cross-thread combine over `thread_axis`.
 
-    `threads` must be a power of two from 32 (a warp) to 1024, and the block must
-    not be inside a loop bound to `thread_axis` (each thread already takes part)."""
+    `thread_axis` is threadIdx.x (`threads` a power of two from 32, a warp, to 1024) or
+    threadIdx.y (a power of two from 2 to 1024); the block must not be inside a loop
+    bound to `thread_axis` (each thread already takes part)."""
     realize, path = find_realize(func, block_name, PRIMITIVE)
-    if threads & (threads - 1) or not WARP <= threads <= MAX_THREADS:
+    low = MIN_THREADS.get(thread_axis)
+    if low is None:
         raise ScheduleError(
             PRIMITIVE,
             block_name,
-            f"threads must be a power of two from {WARP} to {MAX_THREADS}, got {threads}",
+            f"thread_axis must be one of {', '.join(MIN_THREADS)}, got {thread_axis!r}",
+        )
+    if (
+        not isinstance(threads, int)
+        or isinstance(threads, bool)
+        or threads & (threads - 1)
+        or not low <= threads <= MAX_THREADS
+    ):
+        raise ScheduleError(
+            PRIMITIVE,
+            block_name,
+            f"threads must be a power of two from {low} to {MAX_THREADS}, got {threads!r}",
         )
     for node in path:
         bind = getattr(node, "bind_info", None)

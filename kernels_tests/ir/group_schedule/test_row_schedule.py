@@ -3,8 +3,10 @@ chosen, and refusals."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import cinn_py
 from cinn_py.errors import ScheduleError
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
@@ -47,7 +49,8 @@ bind(loop=i_4, thread_axis=blockIdx.x)
 split(loop=i_5, factors=[4, 128]) -> [i_5_0, i_5_1]
 bind(loop=i_5_1, thread_axis=threadIdx.x)
 set_buffer(block=var_1_tmp, memory_type=local)
-set_buffer(block=var_6_tmp, memory_type=local)"""
+set_buffer(block=var_6_tmp, memory_type=local)
+cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128) -> var_0_local"""
 
 
 def test_softmax_row_schedule_trace_and_launch():
@@ -55,7 +58,7 @@ def test_softmax_row_schedule_trace_and_launch():
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     assert str(result.trace) == SOFTMAX_TRACE
     assert (result.launch.blocks, result.launch.threads) == (16, 128)
-    assert [b.memory_type.value for b in result.func.temp_buffers] == ["local", "local"]
+    assert [b.memory_type.value for b in result.func.temp_buffers] == ["local"] * 3
     assert structural_equal(result.replay(func), result.func)
 
 
@@ -88,3 +91,25 @@ def test_a_reduction_of_another_shape_is_refused():
     func, _ = lowered(SOFTMAX.format(r=4, c=8))
     with pytest.raises(ScheduleError, match=r"reduces to shape \[4, 1\], not a row of \[8, 4\]"):
         auto_schedule(func, TargetInfo.cuda(), RowPattern((8, 4), (1,)))
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "grid", "block"),
+    [
+        (20, 100, 3, (32, 8, 1)),
+        (3, 100, 1, (32, 4, 1)),
+        (1, 100, 1, (32, 1, 1)),
+        (20, 300, 20, (128, 1, 1)),
+    ],
+)
+def test_short_rows_take_a_warp_each_several_per_block(rows, cols, grid, block):
+    """A row one warp walks gets a warp (threadIdx.y) of a block of up to 8; longer rows
+    keep a block each."""
+    program = parse_program(SOFTMAX.format(r=rows, c=cols))
+    exe = cinn_py.compile(program, target="cuda-emu")
+    (kernel,) = exe.kernels
+    assert (kernel.grid, kernel.block) == ((grid, 1, 1), block)
+    x = np.random.default_rng(5).standard_normal((rows, cols)).astype(np.float32)
+    (out,) = exe.run({"x": x}).values()
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-8)

@@ -1,0 +1,409 @@
+"""cache_read: each thread keeps in registers the elements of an input row it walks.
+
+A row-scheduled group reads its input once per pass over the row: a softmax reads x
+in the max, in the sum of exponentials and in the normalize, a layer_norm in the
+mean, the variance and the scale. CINN's CacheRead gives a read buffer a cached copy
+in faster memory; here, with memory type "local", the copy is the thread's own
+registers, which the row schedule's walk makes possible: with the buffer's dims
+`axes` the row (`cols` elements, row-major), the other dims the row index
+(`blockIdx.x`), and T threads striding over the row, thread t of block r touches
+columns `s * T + t` for `s` in [0, S), S = ceil(cols / T), in every pass.
+
+    cache_read(x, "local", axes=[1], threads=T)
+
+  - adds a block `x_local`, first in the function: blockIdx.x over the rows, s
+    (unrolled) over the S steps, threadIdx.x over T, storing
+    `x_local[row, s, t] = x[row, s * T + t]` where `s * T + t < cols`;
+  - rewrites every read of x to `x_local[row, s, t]`, with `s` the reader's own step
+    (an enclosing serial loop, or a factorized Reduce's partial axis) and unrolls the
+    loops over it: a register array needs constant indices.
+
+`x_local` is a temp of logical shape [rows, S, T] with register dim 1: codegen
+declares `T x_local[S]` per thread, and the interpreter, which runs threads one after
+another, still sees every thread's elements. The rewrite is valid only where every
+read is at the reader's own walk position, which is checked, with isl, read by read:
+the read's kept dims (row-major) equal the reader's blockIdx.x and its reduced dims
+(row-major) equal `s * T + threadIdx.x` for one step `s` in [0, S). Otherwise the
+primitive refuses, naming the read.
+
+Shared memory (a row too long for registers, or read at other threads' positions)
+is refused: it needs barrier insertion, which the schedule does not have.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import (
+    EQ,
+    LT,
+    Buffer,
+    Cast,
+    Div,
+    Expr,
+    IntImm,
+    Load,
+    MemoryType,
+    Min,
+    Mod,
+    Reduce,
+    Var,
+)
+from cinn_py.ir.isl_domain import IndexDomain
+from cinn_py.ir.names import fresh_name
+from cinn_py.ir.row_pattern import RowPattern
+from cinn_py.ir.schedule.analysis import realizes, storage_name, substitute, taken_names
+from cinn_py.ir.simplify import simplify
+from cinn_py.ir.stmt import (
+    ArgIO,
+    BindInfo,
+    Block,
+    BufferRange,
+    For,
+    ForType,
+    IfThenElse,
+    LoweredFunc,
+    ScheduleBlock,
+    ScheduleBlockRealize,
+    Store,
+)
+from cinn_py.ir.visitor import Mutator, Visitor
+
+PRIMITIVE = "cache_read"
+ROW_AXIS = BindInfo.BLOCK_X
+THREAD_AXIS = BindInfo.THREAD_X
+WARP_ROW_AXIS = BindInfo.THREAD_Y
+
+
+@dataclass(frozen=True)
+class RowWalk(RowPattern):
+    """How the threads walk the rows of a buffer of `shape` whose dims `axes` are the
+    row: `threads` T stride over each row; R = `rows_per_block` > 1 puts rows
+    b * R + threadIdx.y in block b (a warp per row)."""
+
+    threads: int = 1
+    rows_per_block: int = 1
+
+    @property
+    def steps(self) -> int:
+        return max(1, -(-self.cols // self.threads))
+
+    def flat(self, indices: Sequence[Expr], dims: Sequence[int]) -> Expr:
+        """The row-major position of `indices` over `dims` of the shape."""
+        dtype = indices[0].dtype if indices else IntImm(0).dtype
+        position: Expr = IntImm(0, dtype)
+        for d in dims:
+            position = position * IntImm(self.shape[d], dtype) + indices[d]
+        return simplify(position)
+
+    def unflat(self, position: Expr, dims: Sequence[int]) -> dict[int, Expr]:
+        """The index of each of `dims` at row-major `position` over them."""
+        out: dict[int, Expr] = {}
+        dtype = position.dtype
+        stride = math.prod(self.shape[d] for d in dims)
+        for i, d in enumerate(dims):
+            stride //= self.shape[d]
+            index = position if stride == 1 else Div(position, IntImm(stride, dtype))
+            if i > 0:
+                index = Mod(index, IntImm(self.shape[d], dtype))
+            out[d] = index
+        return out
+
+
+@dataclass(frozen=True)
+class _Read:
+    """Where one read sits in the walk: the reader's row, step and thread."""
+
+    row: Expr
+    step: Expr
+    thread: Expr
+
+
+def cache_read(
+    func: LoweredFunc,
+    buffer_name: str,
+    memory_type: str,
+    axes: Sequence[int],
+    threads: int,
+    rows_per_block: int = 1,
+) -> tuple[LoweredFunc, str]:
+    """Caches input `buffer_name` in `memory_type` ("local": registers) for a row walk
+    over its dims `axes` by `threads` threads (rows on blockIdx.x, or with
+    `rows_per_block` R > 1 on blockIdx.x * R + threadIdx.y); returns the function and
+    the new block's name (also its buffer's)."""
+    if memory_type != MemoryType.LOCAL.value:
+        why = (
+            "shared memory caches are not supported yet (they need barrier insertion)"
+            if memory_type == MemoryType.SHARED.value
+            else f"unknown memory type {memory_type!r}"
+        )
+        raise ScheduleError(PRIMITIVE, buffer_name, f"{why}; use 'local'")
+    buffer = _input_buffer(func, buffer_name)
+    walk = _walk(buffer, axes, threads, rows_per_block)
+    reads, loops = locate_reads(func, buffer_name, walk)
+    name = fresh_name(f"{buffer_name}_local", taken_names(func))
+    cache = Buffer(
+        name, buffer.dtype, [walk.rows, walk.steps, walk.threads], MemoryType.LOCAL, (1,)
+    )
+    body = _Redirect(buffer_name, cache, reads, loops).visit(func.body)
+    body = _prepend(body, _fill_block(func, buffer, cache, walk, name))
+    return LoweredFunc(func.name, func.args, body, [*func.temp_buffers, cache]), name
+
+
+def cache_problem(
+    func: LoweredFunc,
+    buffer_name: str,
+    axes: Sequence[int],
+    threads: int,
+    rows_per_block: int = 1,
+) -> str | None:
+    """Why `cache_read(buffer_name, "local", axes, threads, rows_per_block)` would
+    refuse, or None."""
+    try:
+        buffer = _input_buffer(func, buffer_name)
+        walk = _walk(buffer, axes, threads, rows_per_block)
+        locate_reads(func, buffer_name, walk)
+    except ScheduleError as error:
+        return error.why
+    return None
+
+
+def locate_reads(
+    func: LoweredFunc, buffer_name: str, walk: RowWalk
+) -> tuple[dict[int, _Read], set[str]]:
+    """Each read of the buffer (by the Load's id) at its walk position, and the loop
+    vars that are steps; ScheduleError naming the first read that is not."""
+    reads: dict[int, _Read] = {}
+    loops: set[str] = set()
+    for realize, path in realizes(func):
+        finder = _ReadFinder(buffer_name)
+        finder.visit(realize.schedule_block.body)
+        for load, reduces in finder.found:
+            read = _locate(realize, [n for n in path if isinstance(n, For)], reduces, load, walk)
+            reads[id(load)] = read
+            if isinstance(read.step, Var):
+                loops.add(read.step.name)
+    if not reads:
+        raise ScheduleError(PRIMITIVE, buffer_name, "nothing reads the buffer")
+    return reads, loops
+
+
+def _input_buffer(func: LoweredFunc, name: str) -> Buffer:
+    for arg in func.args:
+        if arg.name == name and isinstance(arg.value, Buffer):
+            if arg.io is not ArgIO.INPUT:
+                raise ScheduleError(
+                    PRIMITIVE,
+                    name,
+                    f"buffer {name} is written by {func.name}; only inputs are cached",
+                )
+            return arg.value
+    raise ScheduleError(PRIMITIVE, name, f"{func.name} has no input buffer {name}")
+
+
+def _walk(buffer: Buffer, axes: Sequence[int], threads: int, rows_per_block: int) -> RowWalk:
+    shape = []
+    for dim in buffer.shape:
+        if not isinstance(dim, IntImm):
+            raise ScheduleError(PRIMITIVE, buffer.name, f"dim {dim!r} is not constant")
+        shape.append(dim.value)
+    dims = tuple(sorted(set(axes)))
+    if not dims or any(not 0 <= a < len(shape) for a in dims):
+        raise ScheduleError(PRIMITIVE, buffer.name, f"axes {list(axes)} out of range for {shape}")
+    for what, count in (("threads", threads), ("rows_per_block", rows_per_block)):
+        if count < 1:
+            raise ScheduleError(PRIMITIVE, buffer.name, f"{what} must be positive, got {count}")
+    return RowWalk(tuple(shape), dims, threads, rows_per_block)
+
+
+def _locate(
+    realize: ScheduleBlockRealize,
+    loops: list[For],
+    reduces: list[Reduce],
+    load: Load,
+    walk: RowWalk,
+) -> _Read:
+    block = realize.schedule_block.name
+    where = f"the read {load!r} in block {block}"
+    row: Expr | None = next((loop.loop_var for loop in loops if loop.bind_info is ROW_AXIS), None)
+    threads = [loop.loop_var for loop in loops if loop.bind_info is THREAD_AXIS]
+    threads += [r.reduce_axis[0] for r in reduces if r.thread_axis == THREAD_AXIS.value]
+    warps = [loop.loop_var for loop in loops if loop.bind_info is WARP_ROW_AXIS]
+    if row is None or len(threads) != 1 or len(warps) != (walk.rows_per_block > 1):
+        axes = [ROW_AXIS.value, THREAD_AXIS.value]
+        if walk.rows_per_block > 1:
+            axes.insert(1, WARP_ROW_AXIS.value)
+        raise ScheduleError(
+            PRIMITIVE,
+            _buffer_of(load),
+            f"{where} is not inside one loop on each of {', '.join(axes)}",
+        )
+    if warps:
+        row = row * IntImm(walk.rows_per_block, row.dtype) + warps[0]
+    (thread,) = threads
+    bindings = dict(
+        zip(
+            (iv.name for iv in realize.schedule_block.iter_vars),
+            realize.iter_values,
+            strict=True,
+        )
+    )
+    indices = [substitute(i, bindings) for i in load.indices]
+    kept = walk.flat(indices, walk.kept)
+    col = walk.flat(indices, walk.axes)
+    candidates: list[Expr] = [
+        loop.loop_var
+        for loop in loops
+        if loop.bind_info is None and loop.for_type is ForType.SERIAL
+    ]
+    candidates += [v for r in reduces if r.thread_axis is None for v in r.reduce_axis]
+    if walk.steps == 1:
+        candidates.append(IntImm(0, col.dtype))
+    domain = IndexDomain(loops, (), [kept, col, row, *candidates, thread])
+    if domain.always(EQ(kept, _as(row, kept))):
+        stride = IntImm(walk.threads, col.dtype)
+        for step in candidates:
+            position = _as(step, col) * stride + _as(thread, col)
+            if (
+                domain.always(EQ(col, position))
+                and domain.always(step.ge(IntImm(0, step.dtype)))
+                and domain.always(LT(step, IntImm(walk.steps, step.dtype)))
+            ):
+                # The row as the read wrote it (in the block's iter vars), so that a
+                # later clamp of the iter values (finish_schedule) applies to it too.
+                return _Read(walk.flat(load.indices, walk.kept), step, thread)
+    raise ScheduleError(
+        PRIMITIVE,
+        _buffer_of(load),
+        f"{where} is not at its own position of the row walk (row {ROW_AXIS.value}, column "
+        f"step * {walk.threads} + {THREAD_AXIS.value}); a register cache holds only the "
+        "thread's own elements",
+    )
+
+
+def _buffer_of(load: Load) -> str:
+    return storage_name(load.tensor)
+
+
+def _as(x: Expr, like: Expr) -> Expr:
+    return x if x.dtype is like.dtype else Cast(like.dtype, x)
+
+
+class _ReadFinder(Visitor):
+    """The loads of one buffer in a block body, each with the Reduces around it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reduces: list[Reduce] = []
+        self.found: list[tuple[Load, list[Reduce]]] = []
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
+        pass  # a nested block is visited on its own
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.visit(node.init)
+        self.reduces.append(node)
+        try:
+            self.visit(node.body)
+        finally:
+            self.reduces.pop()
+
+    def visit_Load(self, node: Load) -> None:
+        self.generic_visit(node)
+        if storage_name(node.tensor) == self.name:
+            self.found.append((node, list(self.reduces)))
+
+
+class _Redirect(Mutator):
+    """Reads of the buffer -> reads of the cache; step loops unrolled; read regions of
+    the buffer -> the whole cache."""
+
+    def __init__(self, name: str, cache: Buffer, reads: dict[int, _Read], loops: set[str]) -> None:
+        self.name = name
+        self.cache = cache
+        self.reads = reads
+        self.loops = loops
+
+    def visit_Load(self, node: Load) -> Expr:
+        read = self.reads.get(id(node))
+        if read is None:
+            return self.generic_visit(node)
+        return Load(self.cache, [read.row, read.step, read.thread])
+
+    def visit_For(self, node: For) -> For:
+        new = self.generic_visit(node)
+        if node.loop_var.name in self.loops and new.for_type is ForType.SERIAL:
+            return For(new.loop_var, new.min, new.extent, ForType.UNROLLED, new.body, new.bind_info)
+        return new
+
+    def visit_BufferRange(self, node: BufferRange) -> BufferRange:
+        if storage_name(node.buffer) != self.name:
+            return node
+        return BufferRange(self.cache, _whole(self.cache, f"{self.cache.name}_d"))
+
+
+def _whole(buffer: Buffer, prefix: str) -> list[Var]:
+    return [Var(f"{prefix}{i}", IntImm(0).dtype, 0, d.value) for i, d in enumerate(buffer.shape)]
+
+
+def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk, name: str) -> For:
+    """blockIdx.x [x threadIdx.y] rows / unrolled steps / threadIdx.x:
+    cache[r, s, t] = buffer[r, s * T + t]."""
+    taken = taken_names(func) | {name}
+    per_block = walk.rows_per_block
+    parts = [("row", -(-walk.rows // per_block)), ("s", walk.steps), ("t", walk.threads)]
+    if per_block > 1:
+        parts.insert(1, ("warp", per_block))
+    loop_vars = [
+        Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=extent) for part, extent in parts
+    ]
+    block_row, *_, step, lane = loop_vars
+    row = block_row if per_block == 1 else block_row * IntImm(per_block) + loop_vars[1]
+    if per_block > 1 and walk.rows % per_block:
+        # A warp past the last row loads the last row again: finish_schedule clamps
+        # the rows of cross-thread Reduces the same way (every warp must reach the
+        # combine), and such a warp then folds and stores that row's values bit for bit.
+        row = Min(row, IntImm(walk.rows - 1))
+    extents = (walk.rows, walk.steps, walk.threads)
+    ivs = [Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=n) for k, n in enumerate(extents)]
+    col = ivs[1] * IntImm(walk.threads) + ivs[2]
+    at = {**walk.unflat(ivs[0], walk.kept), **walk.unflat(col, walk.axes)}
+    indices = [at[d] for d in range(len(walk.shape))]
+    value: Store | IfThenElse = Store(cache, Load(buffer, indices), ivs)
+    if walk.steps * walk.threads != walk.cols:
+        value = IfThenElse(LT(col, IntImm(walk.cols)), value)
+    read_vars = [Var(f"{buffer.name}_d{i}", lower=0, upper=n) for i, n in enumerate(walk.shape)]
+    block = ScheduleBlock(
+        ivs,
+        [BufferRange(buffer, read_vars)],
+        [BufferRange(cache, _whole(cache, f"{name}_d"))],
+        name,
+        value,
+    )
+    nest: For | ScheduleBlockRealize = ScheduleBlockRealize([row, step, lane], block)
+    nest = For(lane, 0, walk.threads, ForType.SERIAL, nest, THREAD_AXIS)
+    nest = For(step, 0, walk.steps, ForType.UNROLLED, nest)
+    if per_block > 1:
+        nest = For(loop_vars[1], 0, per_block, ForType.SERIAL, nest, WARP_ROW_AXIS)
+    return For(block_row, 0, parts[0][1], ForType.SERIAL, nest, ROW_AXIS)
+
+
+def _prepend(body: object, nest: For) -> object:
+    """`nest` first in the root block's body."""
+    root = body
+    if not isinstance(root, ScheduleBlockRealize):
+        raise ScheduleError(PRIMITIVE, nest.loop_var.name, "the function has no root block")
+    block = root.schedule_block
+    stmts = block.body.stmts if isinstance(block.body, Block) else (block.body,)
+    new_block = ScheduleBlock(
+        block.iter_vars,
+        block.read_buffers,
+        block.write_buffers,
+        block.name,
+        Block([nest, *stmts]),
+        block.attrs,
+    )
+    return ScheduleBlockRealize(root.iter_values, new_block)
