@@ -27,6 +27,7 @@ from cinn_py.errors import UnsupportedOpError
 from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.schedule.analysis import all_loads
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
@@ -147,27 +148,12 @@ def register_offset(node: e.Load | s.Store) -> e.Expr:
     return simplify(offset)
 
 
-def reads_registers(node: e.IrNode) -> bool:
+def reads_registers(node: e.Expr) -> bool:
     """Whether `node` loads a register array (a local buffer with register dims): the
     loops around such a load are unrolled, or the array would live in local memory."""
     return any(
-        isinstance(load.tensor, e.Buffer) and load.tensor.register_dims for load in _loads(node)
+        isinstance(load.tensor, e.Buffer) and load.tensor.register_dims for load in all_loads(node)
     )
-
-
-class _LoadFinder(Visitor):
-    def __init__(self) -> None:
-        self.found: list[e.Load] = []
-
-    def visit_Load(self, node: e.Load) -> None:
-        self.found.append(node)
-        self.generic_visit(node)
-
-
-def _loads(node: e.IrNode) -> list[e.Load]:
-    finder = _LoadFinder()
-    finder.visit(node)
-    return finder.found
 
 
 class CRenderer(Visitor):

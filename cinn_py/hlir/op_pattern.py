@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from cinn_py.ir.group_schedule.reduce_schedule import RowPattern
+from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dialects.pd_op import traits as pd_traits
 from cinn_py.pir.operation import Operation

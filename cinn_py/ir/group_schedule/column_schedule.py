@@ -50,11 +50,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cinn_py.ir.expr import ArgReduce, IntImm
-from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import ArgReduce
+from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all, loop_extents
 from cinn_py.ir.group_schedule.launch_config import PREFERRED_THREADS, LaunchConfig
-from cinn_py.ir.group_schedule.reduce_schedule import ELEMENTS_PER_THREAD, RowPattern, find_reduces
+from cinn_py.ir.group_schedule.reduce_schedule import ELEMENTS_PER_THREAD, find_reduces
 from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule
 from cinn_py.ir.schedule.analysis import single_store
 from cinn_py.ir.stmt import LoweredFunc
@@ -129,13 +131,11 @@ def _is_column_block(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> b
         return False
     if not find_reduces(schedule_block.body):
         return False
-    extents = []
-    for loop in sch.get_loops(block):
-        extent = sch.get(loop).extent
-        if not isinstance(extent, IntImm):
-            return False
-        extents.append(extent.value)
-    return pattern.is_row(tuple(extents))
+    try:
+        extents = loop_extents(sch, block)
+    except ScheduleError:
+        return False
+    return pattern.is_row(extents)
 
 
 def _floor_pow2(n: int) -> int:

@@ -1,4 +1,4 @@
-"""The two loop moves every group schedule makes: fuse a block's loops into one, and
+"""The loop moves every group schedule makes: fuse a block's loops into one, and
 deal a fused loop out to [grid-stride steps,] blocks, threads[, vector lanes].
 
 The flat schedule (`auto_schedule.py`) does both to every block; the row schedule
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
-from cinn_py.ir.schedule import IRSchedule, LoopRef
+from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
 
 BLOCK_AXIS = "blockIdx.x"
 THREAD_AXIS = "threadIdx.x"
@@ -43,3 +45,17 @@ def distribute(
     sch.bind(threads, THREAD_AXIS)
     if lanes > 1:
         sch.vectorize(loops[-1], lanes)
+
+
+def loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
+    """The constant extents of the loops around `block`, outermost first;
+    ScheduleError for a loop whose extent is not constant."""
+    extents = []
+    for loop in sch.get_loops(block):
+        extent = sch.get(loop).extent
+        if not isinstance(extent, IntImm):
+            raise ScheduleError(
+                "auto_schedule", block.name, f"loop extent {extent!r} is not constant"
+            )
+        extents.append(extent.value)
+    return tuple(extents)

@@ -42,8 +42,14 @@ factorized: in a row block thread 0 computes them serially.
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Buffer, IntImm, Reduce
-from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
+from cinn_py.ir.expr import Buffer, Reduce
+from cinn_py.ir.group_schedule.distribute import (
+    BLOCK_AXIS,
+    THREAD_AXIS,
+    distribute,
+    fuse_all,
+    loop_extents,
+)
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
@@ -103,7 +109,7 @@ def schedule_rows(
     temps = {b.name for b in func.temp_buffers}
     local: list[BlockRef] = []
     for block in sch.get_all_blocks():
-        shape = _loop_extents(sch, block)
+        shape = loop_extents(sch, block)
         realize = sch.get(block)
         reduces = _has_reduce(realize.schedule_block)
         store = single_store(realize.schedule_block)
@@ -160,18 +166,6 @@ def _cache_rows(sch: IRSchedule, pattern: RowPattern, threads: int, per_block: i
             continue
         if cache_problem(sch.func, arg.name, pattern.axes, threads, per_block) is None:
             sch.cache_read(arg.name, "local", pattern.axes, threads, per_block)
-
-
-def _loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
-    extents = []
-    for loop in sch.get_loops(block):
-        extent = sch.get(loop).extent
-        if not isinstance(extent, IntImm):
-            raise ScheduleError(
-                "auto_schedule", block.name, f"loop extent {extent!r} is not constant"
-            )
-        extents.append(extent.value)
-    return tuple(extents)
 
 
 def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:
