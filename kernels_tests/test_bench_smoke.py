@@ -49,6 +49,7 @@ def test_the_issue_cases_are_all_there():
         ),
         "reduce_sum_rows_f32_8192x8192",
         "reduce_sum_cols_f32_8192x8192",
+        "reduce_sum_all_f32_8192x8192",
     ]
 
 
@@ -78,6 +79,7 @@ def test_cases_are_chosen_by_family_name_or_prefix():
         "rms_norm_f32_4096x4096",
         "reduce_sum_rows_f32_8192x8192",
         "reduce_sum_cols_f32_8192x8192",
+        "reduce_sum_all_f32_8192x8192",
     ]
     assert len(bench.select_cases([])) == len(bench.CASES)
     with pytest.raises(ValueError, match="no case matches 'softmax_f64'"):

@@ -199,7 +199,10 @@ def test_ir_scheduled_adds_the_schedule_trace(capsys):
     assert out.count("thread_bind[blockIdx.x] for") == 4
     assert "\n// cache_read(buffer=var_0, memory_type=local, axes=[1], threads=32, " in out
     assert "\n// fuse(loops=[i_0, i_1]) -> i_0_i_1_fused\n" in out
-    assert "\n// factorize_reduction(block=var_2_tmp, threads=32, thread_axis=threadIdx.x)\n" in out
+    assert (
+        "\n// factorize_reduction(block=var_2_tmp, threads=32, thread_axis=threadIdx.x, lanes=4)\n"
+        in out
+    )
     assert "\n// set_buffer(block=var_6_tmp, memory_type=local)\n" in out
 
 

@@ -18,7 +18,8 @@ tolerances; a wrong cinn_py output fails its row (and the exit status) loudly.
 Cases (`--list` prints them with their byte counts): add_relu_mul (64M float32),
 softmax / layer_norm (scale and bias) / rms_norm (scale) over the last axis of
 [4096, 4096] and [16384, 8192] in float32 and float16, reduce_sum_rows (axis -1) and
-reduce_sum_cols (axis 0) of [8192, 8192] float32. `--cases` takes families, case names
+reduce_sum_cols (axis 0) and reduce_sum_all (every axis, to 0-D: the grid schedule) of
+[8192, 8192] float32. `--cases` takes families, case names
 or name prefixes (`softmax_f16`), comma-separated.
 
 Needs a CUDA GPU with CuPy; PyTorch and Triton are optional (their columns then say
@@ -91,7 +92,7 @@ _SHORT = {"float32": "f32", "float16": "f16"}
 
 
 def _ty(shape: Sequence[int], dtype: str) -> str:
-    return "tensor<" + "x".join(str(d) for d in shape) + "x" + _SHORT[dtype] + ">"
+    return "tensor<" + "".join(f"{d}x" for d in shape) + _SHORT[dtype] + ">"  # 0-D: tensor<f32>
 
 
 def _dims(shape: Sequence[int]) -> str:
@@ -333,18 +334,22 @@ def _rms_torch(torch: Any) -> Callable[..., Any]:
 # -- reduce_sum of a matrix over one axis
 
 
-def _sum_program(axis: int) -> Callable[[tuple[int, ...], str], str]:
+def _sum_program(axis: int | None) -> Callable[[tuple[int, ...], str], str]:
+    """sum over `axis`, or over every axis (to 0-D) for None."""
+
     def program(shape: tuple[int, ...], dtype: str) -> str:
         (x,) = _rows_input(shape, dtype)
         out = _sum_output(axis)(shape, dtype)
         ty, out_ty = _ty(shape, dtype), _ty(out.shape, dtype)
+        axes = list(range(len(shape))) if axis is None else [axis]
+        value, n = ",".join(map(str, axes)), len(axes)
         return _program(
             [
                 _data(0, x),
                 '    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),'
-                f"stop_gradient:[true],value:[{axis}]}} : () -> tensor<1xi64>",
+                f"stop_gradient:[true],value:[{value}]}} : () -> tensor<{n}xi64>",
                 '    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false,'
-                f"stop_gradient:[true]}} : ({ty}, tensor<1xi64>) -> {out_ty}",
+                f"stop_gradient:[true]}} : ({ty}, tensor<{n}xi64>) -> {out_ty}",
                 _fetch(3, 2, out),
             ]
         )
@@ -352,23 +357,27 @@ def _sum_program(axis: int) -> Callable[[tuple[int, ...], str], str]:
     return program
 
 
-def _sum_output(axis: int) -> Callable[[tuple[int, ...], str], Tensor]:
+def _sum_output(axis: int | None) -> Callable[[tuple[int, ...], str], Tensor]:
     def output(shape: tuple[int, ...], dtype: str) -> Tensor:
+        if axis is None:
+            return Tensor("out", (), dtype)
         kept = tuple(d for i, d in enumerate(shape) if i != axis % len(shape))
         return Tensor("out", kept, dtype)
 
     return output
 
 
-def _sum_reference(axis: int) -> Callable[..., Any]:
+def _sum_reference(axis: int | None) -> Callable[..., Any]:
     def reference(xp: Any, acc: Any, x: Any) -> Any:
-        return x.astype(acc, copy=False).sum(axis=axis).astype(x.dtype, copy=False)
+        return xp.asarray(x.astype(acc, copy=False).sum(axis=axis)).astype(x.dtype, copy=False)
 
     return reference
 
 
-def _sum_torch(axis: int) -> Callable[[Any], Callable[..., Any]]:
+def _sum_torch(axis: int | None) -> Callable[[Any], Callable[..., Any]]:
     def factory(torch: Any) -> Callable[..., Any]:
+        if axis is None:
+            return lambda x: torch.sum(x)
         return lambda x: torch.sum(x, dim=axis)
 
     return factory
@@ -378,6 +387,11 @@ _SUM_TOLERANCE = 4.0
 """A float32 sum of 8192 unit-normal terms differs by up to ~1e-3 between summation
 orders (cinn_py's one-thread-per-output loop against PyTorch's tree): 4x the float32
 atol of 1e-5 x the largest |sum| (~360) leaves room for it."""
+
+_SUM_ALL_TOLERANCE = 64.0
+"""A float32 sum of 64M unit-normal terms (|sum| ~ 8192) against PyTorch's: each order
+rounds ~sqrt(n) partial sums, ~1e-3 relative between orders at worst; 64x the float32
+tolerance of the one value leaves room for it."""
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -444,6 +458,18 @@ FAMILIES: dict[str, Family] = {
             _sum_torch(0),
             _SUM_TOLERANCE,
         ),
+        Family(
+            "reduce_sum_all",
+            "pd_op.sum over every axis to 0-D (the grid schedule: blocks per chunk, then "
+            "the last block to finish folds the partials)",
+            "x read + one value written: (R * C + 1) * itemsize",
+            _rows_input,
+            _sum_output(None),
+            _sum_program(None),
+            _sum_reference(None),
+            _sum_torch(None),
+            _SUM_ALL_TOLERANCE,
+        ),
     ]
 }
 
@@ -456,6 +482,8 @@ def _cases() -> list[Case]:
             cases.append(Case(FAMILIES[family], (16384, 8192), dtype, (3, 40)))
     cases.append(Case(FAMILIES["reduce_sum_rows"], (8192, 8192), "float32", (4, 33)))
     cases.append(Case(FAMILIES["reduce_sum_cols"], (8192, 8192), "float32", (3, 40)))
+    # Smoke shape long enough (33153 elements) that cuda-emu takes the grid schedule too.
+    cases.append(Case(FAMILIES["reduce_sum_all"], (8192, 8192), "float32", (129, 257)))
     return cases
 
 

@@ -464,7 +464,17 @@ class CRenderer(Visitor):
     def emit_arg_reduction(self, node: e.ArgReduce) -> None:
         """`T best = start; I arg = 0; for (r ...) { const T v = body; if (v > best)
         { best = v; arg = position; } }`: a NaN never compares better, ties keep the
-        first position (the reference's argmax). 16-bit floats compare in float."""
+        first position (the reference's argmax). 16-bit floats compare in float. A
+        cross-thread one (`thread_axis`) is `emit_cross_thread_arg_reduction`'s."""
+        if node.thread_axis is not None:
+            self.emit_cross_thread_arg_reduction(node)
+            return
+        _, arg = self.arg_search(node, node.reduce_axis)
+        self.accumulators[id(node)] = arg
+
+    def arg_search(self, node: e.ArgReduce, axes: tuple[e.Var, ...]) -> tuple[str, str]:
+        """Declares `best` and `arg` and emits the serial search of `node` over `axes`
+        (the node's other axes already declared); returns their C names."""
         value_type = node.body.dtype
         start = node.start_value()
         if value_type in (DataType.FLOAT16, DataType.BFLOAT16):
@@ -476,14 +486,18 @@ class CRenderer(Visitor):
         self.line(f"{index_type} {arg} = {self.expr(e.make_const(0, node.dtype))};")
         op = ">" if node.reduce_type is e.ReduceType.MAX else "<"
         with ExitStack() as stack:
-            self.open_reduce_loops(stack, node.reduce_axis, "ir.ArgReduce")
+            self.open_reduce_loops(stack, axes, "ir.ArgReduce")
             self.hoist_reductions(node.body)
             value = self.names.fresh("v")
             self.line(f"const {type_name} {value} = {self.cast(value_type, node.body)};")
             with self.braced(f"if ({value} {op} {best})"):
                 self.line(f"{best} = {value};")
                 self.line(f"{arg} = {self.expr(simplify(node.position()))};")
-        self.accumulators[id(node)] = arg
+        return best, arg
+
+    def emit_cross_thread_arg_reduction(self, node: e.ArgReduce) -> None:
+        """An ArgReduce across the threads of a block: only a CUDA kernel has threads."""
+        raise self.unsupported("ir.ArgReduce", f"across {node.thread_axis} outside a CUDA kernel")
 
     def visit_ArgReduce(self, node: e.ArgReduce) -> str:
         arg = self.accumulators.get(id(node))

@@ -35,6 +35,7 @@ from cinn_py.backends.codegen_c import (
     CRenderer,
     buffer_name,
     c_identifier,
+    flat_index,
     register_count,
 )
 from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
@@ -47,6 +48,8 @@ __all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
 
 RUNTIME_HEADER = Path(__file__).with_name("runtime_include") / "cinn_py_runtime.h"
 MAX_THREADS_PER_BLOCK = 1024
+MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
+"""CUDA's grid limits along x, y, z (a grid reduction's chunks are on y)."""
 AXES = tuple(s.BindInfo)
 """blockIdx.x, .y, .z, threadIdx.x, .y, .z: the launch dimensions, grid then block."""
 
@@ -106,6 +109,11 @@ class CudaRenderer(CRenderer):
         "uint4",
         "float2",
         "float4",
+        # the runtime header's argmax / argmin combine
+        "cinn_arg_max",
+        "cinn_arg_min",
+        "cinn_block_arg_reduce",
+        "cinn_block_arg_reduce_y",
     }
 
     def __init__(self, func: s.LoweredFunc, names: CNames, launch: dict[s.BindInfo, int]) -> None:
@@ -258,6 +266,63 @@ class CudaRenderer(CRenderer):
             self.line(f"const {type_name} {total} = {call}({value}, {op}());")
             self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
         self.accumulators[id(node)] = acc
+
+    def emit_cross_thread_arg_reduction(self, node: e.ArgReduce) -> None:
+        """`arg` = the ArgReduce's position, where each thread's partial is its serial
+        search (best value, position) over the node's other axes at its own index on the
+        last axis, and the pairs are combined across the threads (the better value, of
+        equal ones the smaller position): `cinn_block_arg_reduce<T>(best, arg, better)`
+        across threadIdx.x of a 1-D block (or a warp's shuffles in any block, T = 32),
+        `cinn_block_arg_reduce_y<TX, TY>` across threadIdx.y of a TX x TY block. As for
+        a cross-thread Reduce, every thread of the block must get here."""
+        var = node.reduce_axis[-1]
+        axis = s.BindInfo(node.thread_axis)
+        threads = self.launch[axis]
+        if var.lower != 0 or var.upper != threads:
+            raise self.unsupported(
+                "ir.ArgReduce",
+                f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
+                f"block has {threads} threads on that axis",
+            )
+        if self._thread_branches:
+            raise self.unsupported(
+                "ir.ArgReduce",
+                f"across {axis.value} inside a branch on the thread index: every thread of "
+                "the block must reach the combine",
+            )
+        block = tuple(self.launch[a] for a in AXES[3:])
+        if axis is s.BindInfo.THREAD_X and (block[1:] == (1, 1) or threads == 32):
+            call = f"cinn_block_arg_reduce<{threads}>"
+        elif axis is s.BindInfo.THREAD_Y and block[2] == 1:
+            call = f"cinn_block_arg_reduce_y<{block[0]}, {threads}>"
+        else:
+            raise self.unsupported(
+                "ir.ArgReduce",
+                f"across {axis.value} in a block of {block[0]}x{block[1]}x{block[2]}",
+            )
+        better = "cinn_arg_max" if node.reduce_type is e.ReduceType.MAX else "cinn_arg_min"
+        result = self.names.fresh("arg")
+        self.line(f"{self.type_name(node.dtype)} {result};")
+        with self.braced(""):  # its own name scope
+            name = self.names.declare(var.name)
+            self.line(f"const {self.type_name(var.dtype)} {name} = {axis.value};")
+            best, arg = self.arg_search(node, node.reduce_axis[:-1])
+            self.line(f"{call}({best}, {arg}, {better}());")
+            self.line(f"{result} = {arg};")
+        self.accumulators[id(node)] = result
+
+    def visit_LastBlockDone(self, node: s.LastBlockDone) -> str:
+        """`cinn_last_block_done(semaphore + offset, count)` (runtime header): a fence,
+        a barrier and one atomicAdd, so every thread of the block must evaluate it, as
+        for a cross-thread Reduce."""
+        if self._thread_branches:
+            raise self.unsupported(
+                "ir.LastBlockDone",
+                "inside a branch on the thread index: every thread of the block must reach it",
+            )
+        pointer = self.names.lookup(buffer_name(node.semaphore))
+        offset = self.expr(flat_index(node.semaphore, node.indices))
+        return f"cinn_last_block_done({pointer} + {offset}, {node.count})"
 
     def bound_body(self, node: s.For, value: str) -> None:
         name = self.names.declare(node.loop_var.name)
@@ -433,6 +498,12 @@ class _LaunchDims(Visitor):
             self.dims[axis] = max(self.dims[axis], extent)
         self.generic_visit(node)
 
+    def visit_ArgReduce(self, node: e.ArgReduce) -> None:
+        if node.thread_axis is not None:  # its threads are its last axis
+            axis = s.BindInfo(node.thread_axis)
+            self.dims[axis] = max(self.dims[axis], node.reduce_axis[-1].upper or 1)
+        self.generic_visit(node)
+
     def visit(self, node: e.IrNode) -> None:
         if isinstance(node, e.Expr):
             self.dtypes.add(node.dtype)
@@ -454,6 +525,12 @@ def _render_kernel(
             f"{func.name}: block {block} has {threads} threads, more than CUDA's "
             f"{MAX_THREADS_PER_BLOCK}"
         )
+    for axis, extent, limit in zip(AXES[:3], grid, MAX_GRID_DIMS, strict=True):
+        if extent > limit:
+            raise ValueError(
+                f"{func.name}: grid {grid} has {extent} blocks along {axis.value}, more "
+                f"than CUDA's {limit}"
+            )
     names = CNames(reserved)
     renderer = CudaRenderer(func, names, dims)
     params = []
@@ -462,6 +539,11 @@ def _render_kernel(
         type_name = renderer.type_name(arg.value.dtype)
         if isinstance(arg.value, e.Var):
             params.append(f"const {type_name} {c_name}")
+        elif arg.io is s.ArgIO.WORKSPACE:
+            # Written by one block, read by another in the same launch (a grid
+            # reduction's partials and counters): volatile, so that no load is served
+            # from a stale L1 line or a register (CUDA's own __threadfence example).
+            params.append(f"volatile {type_name}* __restrict__ {c_name}")
         elif arg.io is s.ArgIO.INPUT:
             params.append(f"const {type_name}* __restrict__ {c_name}")
         else:

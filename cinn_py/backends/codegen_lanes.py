@@ -15,6 +15,11 @@ it does not depend on the lane, or compares `base + v < n` (or `>=`) with `base`
 
 `plan_vector_loop` applies these proofs to a whole loop and says what to emit, or
 returns None when the loop must stay a scalar loop over its lanes (always correct).
+Accesses to register arrays (local buffers: a thread's own registers, `x_local[s * V +
+v]`) are never vector accesses: registers need no vector transaction, so they stay
+lane-by-lane moves in the unrolled lane loop, and the global accesses around them
+still become vector loads and stores (the row schedule's register fill: one 16-byte
+load, V register moves).
 """
 
 from __future__ import annotations
@@ -129,6 +134,12 @@ def _div_mod(x: e.Div | e.Mod, lane: str, lanes: int) -> LaneForm | None:
     if isinstance(x, e.Div):
         return LaneForm(e.Div(f.base, x.b), 0, f.multiple // c if f.multiple % c == 0 else 1)
     return LaneForm(e.Mod(f.base, x.b), f.stride, h)
+
+
+def is_register(node: e.Buffer | e.Tensor) -> bool:
+    """Whether accesses to `node` name a thread's registers (a local buffer), which
+    codegen indexes by `register_offset`, never through a vector pointer."""
+    return isinstance(node, e.Buffer) and node.memory_type is e.MemoryType.LOCAL
 
 
 def _divides(lanes: int, multiple: int) -> bool:
@@ -278,12 +289,14 @@ class _Planner:
         plan = RealizePlan()
         slots: dict[tuple, int] = {}
         for store in stores:
-            base = self.contiguous(store, inner)
+            base = None if is_register(store.tensor) else self.contiguous(store, inner)
             if base is not None:
                 plan.vector_stores[id(store)] = base
             loads: list[e.Load] = []
             _unconditional_loads(store.value, loads)
             for load in loads:
+                if is_register(load.tensor):
+                    continue  # a register move per lane
                 base = self.contiguous(load, inner)
                 if base is None:
                     continue

@@ -41,10 +41,12 @@ from cinn_py.hlir.group import Group, GroupKind
 from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
+from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
 from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.interpreter import storage_dtype
 from cinn_py.ir.printer import print_ir
-from cinn_py.ir.stmt import ArgIO, LoweredFunc
+from cinn_py.ir.stmt import ArgIO, Argument, LoweredFunc
 from cinn_py.pir.passes import PassManager
 from cinn_py.pir.passes.infer_shapes import specialize_shapes
 from cinn_py.pir.printer import ValueNames, print_op
@@ -53,7 +55,7 @@ from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
 from cinn_py.runtime.device import gpu_facts
 from cinn_py.runtime.feeds import check_array, to_array
-from cinn_py.runtime.instruction import Instruction
+from cinn_py.runtime.instruction import Instruction, Workspace
 from cinn_py.runtime.library import LibraryInstruction
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 from cinn_py.runtime.scope import Scope, check_target
@@ -348,8 +350,12 @@ def _kernel_step(
 ) -> Instruction:
     """The launch of a group's kernel, each parameter bound to its value's variable."""
     by_buffer = {names.buffer(v): v for v in [*group.inputs, *group.outputs]}
-    args, outputs = [], []
+    args, outputs, workspace = [], [], []
     for arg in info.args:
+        if arg.io is ArgIO.WORKSPACE:  # the kernel's own memory, no program value
+            workspace.append(_workspace(arg, info.name))
+            args.append(arg.name)
+            continue
         value = by_buffer.get(arg.name)
         if value is None:
             raise CompileError(
@@ -370,7 +376,21 @@ def _kernel_step(
         int(info.shared_mem),
         tuple(args),
         tuple(outputs),
+        tuple(workspace),
     )
+
+
+def _workspace(arg: Argument, kernel: str) -> Workspace:
+    """The runtime's description of a workspace parameter (constant shape required)."""
+    buffer = arg.value
+    shape = []
+    for extent in getattr(buffer, "shape", ()):
+        if not isinstance(extent, IntImm):
+            raise CompileError(
+                f"kernel {kernel}: workspace {arg.name} has the non-constant extent {extent!r}"
+            )
+        shape.append(extent.value)
+    return Workspace(arg.name, storage_dtype(buffer.dtype), tuple(shape))
 
 
 def _library_steps(group: Group, plan: StoragePlan) -> list[LibraryInstruction]:

@@ -672,10 +672,19 @@ class ArgReduce(Expr):
     better, so NaN counts as -inf (MAX) / +inf (MIN) and ties keep the first position,
     as the reference's argmax (NaN replaced, then NumPy's first maximum) does. Every
     axis needs constant bounds: the position is defined by them.
+
+    `thread_axis` ("threadIdx.x" / "threadIdx.y") marks a cross-thread argmax, made by
+    the schedule's `factorize_reduction`: the LAST axis (lower bound 0) ranges over the
+    threads of a block, each thread searches the other axes serially at its own index
+    (its partial: best value and position), and the (value, position) pairs are
+    combined across the threads (codegen: `cinn_block_arg_reduce`), every thread getting
+    the result. With the thread axis the innermost digit of the row-major position
+    (`o * T + t`), the value is the serial ArgReduce's, so the interpreter evaluates it
+    as one.
     """
 
-    __slots__ = ("reduce_type", "body", "reduce_axis", "dtype")
-    _fields = ("reduce_type", "body", "reduce_axis", "dtype")
+    __slots__ = ("reduce_type", "body", "reduce_axis", "dtype", "thread_axis")
+    _fields = ("reduce_type", "body", "reduce_axis", "dtype", "thread_axis")
 
     def __init__(
         self,
@@ -683,6 +692,7 @@ class ArgReduce(Expr):
         body: Expr,
         reduce_axis: tuple[Var, ...] | list[Var],
         dtype: DataType = DataType.INT64,
+        thread_axis: str | None = None,
     ) -> None:
         _check_node("ArgReduce", "reduce_type", reduce_type, ReduceType)
         if reduce_type not in (ReduceType.MAX, ReduceType.MIN):
@@ -704,7 +714,25 @@ class ArgReduce(Expr):
         _check_dtype("ArgReduce", "dtype", dtype)
         if dtype not in (DataType.INT32, DataType.INT64):
             raise _fail("ArgReduce", "dtype", f"expected int32 or int64, got {dtype.value}")
-        self._init(reduce_type=reduce_type, body=body, reduce_axis=axis, dtype=dtype)
+        if thread_axis is not None:
+            if thread_axis not in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+                raise _fail(
+                    "ArgReduce", "thread_axis", f"expected a threadIdx axis, got {thread_axis!r}"
+                )
+            if axis[-1].lower != 0:
+                raise _fail(
+                    "ArgReduce",
+                    "thread_axis",
+                    f"the thread axis '{axis[-1].name}' (the last) must start at 0, "
+                    f"not {axis[-1].lower}",
+                )
+        self._init(
+            reduce_type=reduce_type,
+            body=body,
+            reduce_axis=axis,
+            dtype=dtype,
+            thread_axis=thread_axis,
+        )
 
     def start_value(self) -> Expr:
         """The value the search starts from, which every value but an equal one (or a

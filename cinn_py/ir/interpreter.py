@@ -49,12 +49,17 @@ def run_function(func: s.LoweredFunc, buffers: Mapping[str, np.ndarray]) -> None
     arrays: dict[str, np.ndarray] = {}
     env: Env = {}
     for arg in func.args:
+        if arg.io is s.ArgIO.WORKSPACE and arg.name not in buffers:
+            continue
         if arg.name not in buffers:
             raise FeedError(arg.name, "an array for this argument", "nothing")
         if isinstance(arg.value, e.Var):
             env[arg.name] = _to_scalar(buffers[arg.name], arg.value.dtype)
             continue
         arrays[arg.name] = _checked_array(arg.value, buffers[arg.name])
+    for arg in func.args:  # workspace: given (to look at, or to run twice) or fresh zeros
+        if arg.io is s.ArgIO.WORKSPACE and arg.name not in buffers:
+            arrays[arg.name] = _allocate(arg.value)
     for buffer in func.temp_buffers:
         given = buffers.get(buffer.name)
         arrays[buffer.name] = (
@@ -376,9 +381,27 @@ class _Compiler:
 
         return reduce
 
+    def expr_LastBlockDone(self, node: s.LastBlockDone) -> Eval:
+        # Blocks run one after another here, so the count-th arrival is the last one;
+        # it resets the counter as the kernel does.
+        arrays, name = self.arrays, node.semaphore.name
+        index = self._indices(node.semaphore, node.indices, "last_block_done on")
+        count = node.count
+
+        def last_block_done(env: Env) -> bool:
+            point = index(env)
+            arrived = int(arrays[name][point]) + 1
+            done = arrived == count
+            arrays[name][point] = 0 if done else arrived
+            return done
+
+        return last_block_done
+
     def expr_ArgReduce(self, node: e.ArgReduce) -> Eval:
         # The search codegen emits: start from the value everything beats at position 0,
         # move only to a strictly better value (a NaN never is one; ties keep the first).
+        # A cross-thread one (thread_axis, its threads the last axis) has the same value:
+        # row-major over [o, t] is the original position o * T + t.
         start, body = self.expr(node.start_value()), self.expr(node.body)
         axes = [(v.name, v.lower, v.upper) for v in node.reduce_axis]
         better = _COMPARE[e.GT if node.reduce_type is e.ReduceType.MAX else e.LT]

@@ -175,7 +175,11 @@ class _Printer(Visitor):
     def visit_ArgReduce(self, node: e.ArgReduce) -> str:
         # No CINN text form (CINN's argmax is an extern call): the kind, the body, the
         # axes whose row-major position the node yields, and the position's dtype.
+        # A cross-thread one (factorize_reduction) says so as Reduce does; its thread
+        # axis is the last in the list.
         kind = "argmax" if node.reduce_type is e.ReduceType.MAX else "argmin"
+        if node.thread_axis is not None:
+            kind = f"{kind} across {node.thread_axis}"
         axes = ", ".join(v.name for v in node.reduce_axis)
         return f"ArgReduce({kind}, {self.visit(node.body)}, [{axes}], {node.dtype.value})"
 
@@ -249,8 +253,20 @@ class _Printer(Visitor):
     def visit_Argument(self, node: s.Argument) -> str:
         return node.name
 
+    def visit_LastBlockDone(self, node: s.LastBlockDone) -> str:
+        return f"last_block_done({node.semaphore.name}[{self.join(node.indices)}], {node.count})"
+
     def visit_LoweredFunc(self, node: s.LoweredFunc) -> str:
-        names = ", ".join(a.name for a in node.args)
+        # Workspace arguments (no program values: a grid reduction's partials and
+        # counters) follow the others with their type and shape, as nothing else
+        # declares them.
+        work = [a for a in node.args if a.io is s.ArgIO.WORKSPACE]
+        names = ", ".join(a.name for a in node.args if a.io is not s.ArgIO.WORKSPACE)
+        if work:
+            spaces = ", ".join(
+                f"{a.name} {a.value.dtype.value}[{self.join(a.value.shape, ', ')}]" for a in work
+            )
+            names += f"; workspace {spaces}"
         return f"function {node.name} ({names})\n{self.visit(node.body)}"
 
     def visit_Module(self, node: s.Module) -> str:

@@ -278,8 +278,15 @@ class Free(Stmt):
 
 
 class ArgIO(enum.Enum):
+    """How a kernel uses an argument. INPUT / OUTPUT are program values; WORKSPACE is
+    global scratch memory the kernel needs for itself (a grid reduction's partials and
+    semaphores): no program value, allocated once per kernel instruction by the runtime,
+    zero-filled at allocation, and left as the kernel found it (zero counters) by every
+    launch, so the next launch needs no reset."""
+
     INPUT = "in"
     OUTPUT = "out"
+    WORKSPACE = "workspace"
 
 
 class Argument(IrNode):
@@ -296,6 +303,37 @@ class Argument(IrNode):
     @property
     def name(self) -> str:
         return self.value.name
+
+
+class LastBlockDone(Expr):
+    """Whether this thread block is the last of `count` to arrive at the counter
+    `semaphore[indices]` (an int32 workspace element), for the grid reduction
+    (`IRSchedule.grid_reduce`, CINN's `cinn_grid_reduce_update_semaphore`).
+
+    An expression with an effect, evaluated once by every thread of a block: the block's
+    earlier global stores are made visible device-wide, one thread adds 1 to the counter,
+    and every thread gets `old == count - 1`; the last block also resets the counter to
+    0, so every launch starts and ends with zero counters. Serially (the interpreter)
+    it is true for the `count`-th evaluation at that counter."""
+
+    __slots__ = ("semaphore", "indices", "count", "dtype")
+    _fields = ("semaphore", "indices", "count")
+
+    def __init__(
+        self, semaphore: Buffer, indices: tuple[Expr, ...] | list[Expr], count: int
+    ) -> None:
+        _check_node("LastBlockDone", "semaphore", semaphore, Buffer)
+        if semaphore.dtype is not DataType.INT32:
+            raise _fail(
+                "LastBlockDone",
+                "semaphore",
+                f"expected an int32 counter buffer, got {semaphore.dtype.value}",
+                TypeError,
+            )
+        items = check_access("LastBlockDone", semaphore, indices)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise _fail("LastBlockDone", "count", f"expected a positive int, got {count!r}")
+        self._init(semaphore=semaphore, indices=items, count=count, dtype=DataType.BOOL)
 
 
 class LoweredFunc(IrNode):
@@ -347,6 +385,7 @@ __all__ = [
     "ForType",
     "Free",
     "IfThenElse",
+    "LastBlockDone",
     "Let",
     "LoweredFunc",
     "Module",

@@ -93,9 +93,13 @@ def arg_extreme(pick: Callable[..., np.ndarray], nan_fill: float) -> Kernel:
         if x.dtype.kind == "f":
             x = np.where(np.isnan(x), nan_fill, x)
         keepdims = ctx.attr("keepdims", False)
-        if ctx.attr("flatten", False) or x.ndim == 0:
+        flatten = ctx.attr("flatten", False)
+        if flatten or x.ndim == 0:
             index = pick(x.reshape(-1), axis=0)
-            return np.full((1,) * x.ndim if keepdims else (), index)
+            # Paddle's ArgMinMaxInferMeta: a 0-D input keeps "its axis" as [1] without
+            # flatten; with flatten, keepdims keeps the (empty) rank.
+            shape = (1,) if keepdims and not flatten else (1,) * x.ndim if keepdims else ()
+            return np.full(shape, index)
         axis = normalize_axis(int(ctx.scalar(1, "axis")), x.ndim, ctx)
         return pick(x, axis=axis, keepdims=keepdims)
 

@@ -4,6 +4,14 @@ The compiler resolves everything at build time (the module, the kernel's launch 
 which variable each parameter gets), so running is a lookup of arrays and one `launch`:
 `EmuModule.launch` on cuda-emu, `CudaModule.launch` (asynchronous, on CuPy's current
 stream) on cuda. Both take the same arguments.
+
+A kernel may also take workspace parameters (`ArgIO.WORKSPACE`: a grid reduction's
+partials and counters), global memory that is no program value. The instruction owns
+them: allocated zero-filled on its first run in each target's memory (NumPy on
+cuda-emu, CuPy on cuda), then reused by every later run. The kernel leaves them as it
+found them (its last block resets each counter), so no run clears them. One
+instruction's runs must not overlap (two streams running the same program at once
+would share the counters); runs on one stream are ordered.
 """
 
 from __future__ import annotations
@@ -12,7 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cinn_py.runtime.scope import Scope
+import numpy as np
+
+from cinn_py.errors import CinnError
+from cinn_py.runtime.scope import RUNTIME_TARGETS, Scope, aligned_empty
 
 
 class KernelModule(Protocol):
@@ -26,6 +37,31 @@ class KernelModule(Protocol):
         args: Sequence[Any],
         shared_mem: int = 0,
     ) -> None: ...
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A kernel's own global scratch buffer: its parameter name, element type (the
+    storage dtype: bfloat16 as uint16) and shape."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+    def allocate(self, target: str) -> Any:
+        """A zero-filled array of this workspace in `target`'s memory."""
+        if target not in RUNTIME_TARGETS:
+            raise CinnError(
+                f"workspace {self.name}: target '{target}' runs no kernels and has no "
+                f"workspace memory (targets with kernels: {', '.join(RUNTIME_TARGETS)})"
+            )
+        if target == "cuda":
+            import cupy
+
+            return cupy.zeros(self.shape, dtype=self.dtype)
+        array = aligned_empty(self.shape, self.dtype)
+        array.fill(0)
+        return array
 
 
 @dataclass
@@ -43,12 +79,27 @@ class Instruction:
     shared_mem: int
     args: tuple[str, ...]
     outputs: tuple[str, ...] = ()
+    workspace: tuple[Workspace, ...] = ()
+    """The parameters in `args` that name a workspace of the kernel, not a variable."""
+    _arrays: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, scope: Scope) -> None:
         if self.outputs and all(scope[name].array.size == 0 for name in self.outputs):
             return
-        arrays = [scope[name].array for name in self.args]
+        own = {w.name: w for w in self.workspace}
+        arrays = [
+            self.workspace_array(own[name], scope.target) if name in own else scope[name].array
+            for name in self.args
+        ]
         self.module.launch(self.name, self.grid, self.block, arrays, self.shared_mem)
+
+    def workspace_array(self, workspace: Workspace, target: str) -> Any:
+        """The instruction's array of `workspace` on `target`, allocated on first use."""
+        key = (workspace.name, target)
+        array = self._arrays.get(key)
+        if array is None:
+            array = self._arrays[key] = workspace.allocate(target)
+        return array
 
     def __str__(self) -> str:
         return (

@@ -8,13 +8,23 @@ from codegen_helpers import buffer, flat_nest, function
 
 from cinn_py.backends.codegen_lanes import (
     contiguous_base,
+    is_register,
     is_uniform,
     lane_form,
     plan_vector_loop,
 )
-from cinn_py.ir.expr import Cast, FloatImm, IntImm, Load, Select, Var
+from cinn_py.ir.expr import Buffer, Cast, FloatImm, IntImm, Load, MemoryType, Select, Var
 from cinn_py.ir.printer import print_ir
-from cinn_py.ir.stmt import Block, For, ForType, Let, Store
+from cinn_py.ir.stmt import (
+    Block,
+    BufferRange,
+    For,
+    ForType,
+    Let,
+    ScheduleBlock,
+    ScheduleBlockRealize,
+    Store,
+)
 from cinn_py.pir.dtypes import DataType
 
 CASES_BY_NAME = {case.name: case for case in all_cases()}
@@ -172,3 +182,36 @@ def test_widening_casts_keep_the_form():
         4,
     )
     assert lane_form(Cast(DataType.INT8, FUSED), "v", L) is None
+
+
+def _register_loop(load_registers: bool) -> For:
+    """`for v vectorized[4]`: r[t, v] = x[t * 4 + v] (a register fill) or, with
+    `load_registers`, y[t * 4 + v] = r[t, v] (a write from registers); r is a local
+    buffer whose dim 1 is the thread's registers."""
+    x, y = buffer("x", DataType.FLOAT32, [1024]), buffer("y", DataType.FLOAT32, [1024])
+    r = Buffer("r", DataType.FLOAT32, [256, 4], MemoryType.LOCAL, (1,))
+    a, c = Var("a", DataType.INT32, 0, 256), Var("c", DataType.INT32, 0, 4)
+    if load_registers:
+        store = Store(y, Load(r, [a, c]), [a * 4 + c])
+    else:
+        store = Store(r, Load(x, [a * 4 + c]), [a, c])
+    written = BufferRange(store.tensor, [a, c] if store.tensor is r else [a])
+    block = ScheduleBlock([a, c], [], [written], "blk", store)
+    return For(v, 0, L, ForType.VECTORIZED, ScheduleBlockRealize([t, v], block))
+
+
+def test_register_arrays_stay_lane_by_lane_and_global_accesses_become_vectors():
+    """A register array is never read or written through a vector pointer (it has no
+    address to cast; its lanes are register moves), while the global access of the
+    same loop still becomes one vector access."""
+    fill = plan_vector_loop(_register_loop(False), {"t": t})
+    ((fill_plan),) = fill.realizes.values()
+    assert [name for name, _ in fill_plan.loads] == ["x"]
+    assert print_ir(fill_plan.loads[0][1]) == "(t * 4)"
+    assert fill_plan.vector_stores == {}
+    write = plan_vector_loop(_register_loop(True), {"t": t})
+    ((write_plan),) = write.realizes.values()
+    assert write_plan.loads == [] and write_plan.load_slots == {}
+    assert [print_ir(base) for base in write_plan.vector_stores.values()] == ["(t * 4)"]
+    assert is_register(Buffer("r", DataType.FLOAT32, [4], MemoryType.LOCAL, (0,)))
+    assert not is_register(buffer("x", DataType.FLOAT32, [4]))

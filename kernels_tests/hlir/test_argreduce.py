@@ -41,6 +41,7 @@ from cinn_py.ir.expr import (
 )
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
+from cinn_py.ir.schedule import IRSchedule
 from cinn_py.ir.schedule.analysis import has_reduce
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -353,3 +354,109 @@ def test_compiled_through_the_public_api():
     assert np.asarray(got).dtype == np.int32
     np.testing.assert_array_equal(np.asarray(got), want)
     assert list(want[:3]) == [0, int(np.argmax(x[1, 4:])) + 4, 3]
+
+
+# ---- across threads (factorize_reduction) ----------------------------------------------------
+
+
+def test_thread_axis_is_checked_printed_and_compared():
+    t, o = Var("r_t", I32, 0, 32), Var("r_o", I32, 0, 4)
+    node = ArgReduce(MAX, x, [o, t], I64, "threadIdx.x")
+    assert node.thread_axis == "threadIdx.x" and ArgReduce(MAX, x, [r]).thread_axis is None
+    assert print_ir(node) == "ArgReduce(argmax across threadIdx.x, x, [r_o, r_t], int64)"
+    assert print_ir(ArgReduce(MIN, x, [t], I32, "threadIdx.y")) == (
+        "ArgReduce(argmin across threadIdx.y, x, [r_t], int32)"
+    )
+    assert not structural_equal(node, ArgReduce(MAX, x, [o, t], I64))
+    assert not structural_equal(node, ArgReduce(MAX, x, [o, t], I64, "threadIdx.y"))
+    assert simplify(ArgReduce(MAX, Add(x, FloatImm(0.0)), [o, t], I64, "threadIdx.x")).thread_axis
+
+    class Rename(Mutator):
+        def visit_Var(self, var: Var) -> Var:
+            return Var(var.name + "_1", var.dtype, var.lower, var.upper)
+
+    assert Rename().visit(node).thread_axis == "threadIdx.x"
+    # Its value is the serial one's: row-major over [r_o, r_t] is r_o * 32 + r_t.
+    d = Cast(F32, Sub(Add(Mul(o, IntImm(32)), t), IntImm(70)))  # flat position - 70
+    peak = Mul(FloatImm(-1.0), Mul(d, d))
+    assert evaluate(ArgReduce(MAX, peak, [o, t], I64, "threadIdx.x"), {}) == 70
+    with pytest.raises(ValueError, match=r"ArgReduce.thread_axis: expected a threadIdx axis"):
+        ArgReduce(MAX, x, [t], I64, "blockIdx.x")
+    with pytest.raises(ValueError, match=r"the thread axis 'r' \(the last\) must start at 0"):
+        ArgReduce(MAX, x, [Var("r", I32, 1, 8)], I64, "threadIdx.x")
+
+
+GOLDEN_ACROSS_X = """\
+extern "C" __global__ void __launch_bounds__(32) fn_argmax(const __half* __restrict__ x, long long* __restrict__ out) {
+  for (int i = 0; i < 3; ++i) {
+    {
+      const int i0 = i;
+      long long arg;
+      {
+        const int r1_t = threadIdx.x;
+        float best = (-CINN_PY_INF_F);
+        long long arg_1 = 0ll;
+        const float v = ((r1_t < 15) ? __half2float(x[((i0 * 20) + r1_t) + 5]) : (-CINN_PY_INF_F));
+        if (v > best) {
+          best = v;
+          arg_1 = static_cast<long long>(r1_t);
+        }
+        cinn_block_arg_reduce<32>(best, arg_1, cinn_arg_max());
+        arg = arg_1;
+      }
+      out[i0] = arg;
+    }
+  }
+}
+"""
+
+
+def _across(kind: ReduceType, dtype: DataType, threads: int, axis: str) -> LoweredFunc:
+    """argmax_function factorized over `threads` threads on `axis` (along y, its output
+    loop on threadIdx.x: a 3 x threads block)."""
+    sch = IRSchedule(argmax_function(kind, dtype))
+    if axis == "threadIdx.y":
+        (loop,) = sch.get_loops("out")
+        sch.bind(loop, "threadIdx.x")
+    sch.factorize_reduction("out", threads, axis)
+    return sch.func
+
+
+def test_golden_cuda_across_threads():
+    source = generate_cuda([_across(MAX, F16, 32, "threadIdx.x")]).source
+    assert source.split("#endif /* CINN_PY_RUNTIME_H */\n\n")[1] == GOLDEN_ACROSS_X
+    y = generate_cuda([_across(MIN, BF16, 4, "threadIdx.y")])
+    assert y.kernels[0].block == (3, 4, 1)
+    assert "cinn_block_arg_reduce_y<3, 4>(best, arg_1, cinn_arg_min());" in y.source
+    assert "for (int r1_o = 0; r1_o < 4; ++r1_o) {" in y.source
+
+
+@pytest.mark.parametrize("kind", [MAX, MIN])
+@pytest.mark.parametrize(
+    ("threads", "axis"), [(32, "threadIdx.x"), (64, "threadIdx.x"), (4, "threadIdx.y")]
+)
+def test_across_threads_on_cuda_emu_and_the_interpreter(kind, threads, axis):
+    """The NaN / -inf / tie rows of `_inputs`: the pair combine gives the serial result."""
+    x = _inputs()
+    want = _want(x, kind)
+    func = _across(kind, F16, threads, axis)
+    got = np.full(3, -1, np.int64)
+    run_function(func, {"x": x, "out": got})
+    np.testing.assert_array_equal(got, want)
+    cuda = generate_cuda([func])
+    emu = np.full(3, -1, np.int64)
+    kernel = cuda.kernels[0]
+    cuda_emu.compile(cuda.source).launch(kernel.name, kernel.grid, kernel.block, [x, emu])
+    np.testing.assert_array_equal(emu, want)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_across_threads_compiles_with_nvrtc(arch):
+    funcs = [
+        _across(MAX, F16, 64, "threadIdx.x"),
+        _across(MIN, BF16, 4, "threadIdx.y"),
+        _across(MAX, F32, 32, "threadIdx.x"),
+    ]
+    funcs = [LoweredFunc(f"{f.name}_{i}", f.args, f.body) for i, f in enumerate(funcs)]
+    source = generate_cuda(funcs).source
+    assert nvrtc.compile(source, arch, name="argreduce_across.cu")[:4] == b"\x7fELF"

@@ -5,7 +5,8 @@ matches the reference executor.
 The default passes decompose the composite; fusion puts the reductions and the
 elementwise ops that read them in one group; the row schedule runs each row in one
 thread block, so nothing between the ops leaves the kernel, and keeps the input row in
-registers (`cache_read`), so the kernel reads it from HBM once.
+registers (`cache_read`), so the kernel reads it from HBM once, in 16-byte vectors where
+the row allows (NVRTC's PTX has `ld.global.nc.v4` and no local memory).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import numpy as np
 import pytest
 
 import cinn_py
+from cinn_py.backends import nvrtc
+from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.hlir.group import GroupKind
+from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir.parser import parse_program
 from cinn_py.reference import run_reference
 from cinn_py.tolerances import compare
@@ -130,6 +134,14 @@ CASES = {
 }
 
 
+def global_reads(source: str, name: str) -> int:
+    """The reads of global buffer `name` in a kernel's source: scalar (`name[...]`) and
+    vector (`reinterpret_cast<const cinn_vec<...>*>(name + ...)`, one 16-byte load)."""
+    scalar = re.findall(rf"\b{name}\[", source)
+    vector = re.findall(rf"reinterpret_cast<const cinn_vec<[^>]*>\*>\({name} \+", source)
+    return len(scalar) + len(vector)
+
+
 def _feeds(program, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -149,7 +161,7 @@ def test_compiles_to_one_kernel(case: str, dtype: str) -> None:
     assert kinds == [GroupKind.FUSED], f"{case}: groups {exe.groups}"
     assert exe.cuda_source.count("__global__") == 1
     if case != "softmax-row-of-1":  # x leaves HBM once: the row is kept in registers
-        assert len(re.findall(r"\bvar_0\[", exe.cuda_source)) == 1, exe.cuda_source
+        assert global_reads(exe.cuda_source, "var_0") == 1, exe.cuda_source
         assert "var_0_local[" in exe.cuda_source
     feeds = _feeds(program)
     got = exe.run(feeds)
@@ -164,11 +176,37 @@ def test_long_rows_use_a_block_reduce_and_keep_the_reductions_in_registers() -> 
     program = parse_program(softmax("softmax", (4, 4096), -1, "float32"))
     exe = cinn_py.compile(program, target="cuda-emu")
     source = exe.cuda_source
-    assert source.count("cinn_block_reduce<1024>(") == 2  # the row max, the row sum
+    # 1024 vectors of 4 lanes, about 4 a thread: 256 threads
+    assert source.count("cinn_block_reduce<256>(") == 2  # the row max, the row sum
     assert "cinn_reduce_max()" in source and "cinn_reduce_sum()" in source
     (kernel,) = exe.kernels
-    assert kernel.grid == (4, 1, 1) and kernel.block == (1024, 1, 1)
+    assert kernel.grid == (4, 1, 1) and kernel.block == (256, 1, 1)
     x = _feeds(program)["x"]
     e = np.exp(x - x.max(-1, keepdims=True))
     (out,) = exe.run({"x": x}).values()
     assert compare(out, e / e.sum(-1, keepdims=True)).ok
+
+
+BENCH = {
+    "softmax": lambda d: softmax("softmax", (4096, 4096), -1, d),
+    "layer_norm": lambda d: layer_norm((4096, 4096), 1, d, True),
+    "rms_norm": lambda d: rms_norm((4096, 4096), d),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("case", sorted(BENCH))
+def test_bench_rows_load_16_bytes_a_thread(case: str, dtype: str) -> None:
+    """[4096, 4096]: x is read with 16-byte vector loads only (4 a thread: 4 float32 or 8
+    float16 lanes each), kept in registers (no local memory), and the output is written
+    with 16-byte vector stores."""
+    program = parse_program(BENCH[case](dtype))
+    compiler = PIRCompiler(program, "cuda", arch="sm_80")
+    (kernel,) = compiler.stages(until="scheduled").fused
+    source = generate_cuda([kernel.scheduled.func]).source
+    ptx = nvrtc.compile_ptx(source, "sm_80")
+    assert "__local_depot" not in ptx and ".local" not in ptx
+    x_loads = re.findall(r"ld\.global\.nc\.v4\.\w+\s+\{[^}]*\}, \[%rd\d+(?:\+\d+)?\]", ptx)
+    assert len(x_loads) >= 4, ptx
+    assert global_reads(source, "var_0") == 1
+    assert len(re.findall(r"st\.global\.v4\.", ptx)) >= 4

@@ -146,4 +146,129 @@ __device__ __forceinline__ T cinn_block_reduce_y(T value, Op op) {
     return value;
 }
 
+/* argmax / argmin across threads (an ArgReduce factorize_reduction spread over the
+ * threads of a block): each thread holds its partial (best value, its position), the
+ * first best of its strided share, and the pairs combine by `better`: a strictly better
+ * value wins, an equal one with a smaller position.  That order is total on (value,
+ * position), so any combine order picks the same pair: the serial search's (the first
+ * best; NaN never wins, so no partial holds one and == and < are exact).  16-bit floats
+ * arrive as float. */
+struct cinn_arg_max {
+    template <class T, class I>
+    __device__ __forceinline__ bool operator()(T value, I index, T best, I best_index) const {
+        return value > best || (value == best && index < best_index);
+    }
+};
+struct cinn_arg_min {
+    template <class T, class I>
+    __device__ __forceinline__ bool operator()(T value, I index, T best, I best_index) const {
+        return value < best || (value == best && index < best_index);
+    }
+};
+
+/* The better of (value, index) over the kThreads threads (threadIdx.x) of the block, left
+ * in every thread's value and index: cinn_block_reduce's walk on pairs.  A butterfly of
+ * xor shuffles (both halves of the pair, any type cinn_shfl_xor moves: 64-bit values and
+ * positions included) leaves each warp's best pair in all its lanes; with more than one
+ * warp, lane 0 of each writes it to shared memory, and every warp combines the
+ * kThreads / 32 pairs the same way.  kThreads: a power of two from 32 to 1024 (32: the
+ * shuffles alone, any block shape); every thread of the block must call it. */
+template <int kThreads, class T, class I, class Better>
+__device__ __forceinline__ void cinn_block_arg_reduce(T& value, I& index, Better better) {
+    static_assert(kThreads >= 32 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
+                  "cinn_block_arg_reduce: kThreads must be a power of two in [32, 1024]");
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const T other = cinn_shfl_xor(value, offset);
+        const I other_index = cinn_shfl_xor(index, offset);
+        if (better(other, other_index, value, index)) {
+            value = other;
+            index = other_index;
+        }
+    }
+    if (kThreads == 32) {
+        return;
+    }
+    constexpr int kWarps = kThreads / 32;
+    __shared__ T cinn_arg_values[32];
+    __shared__ I cinn_arg_indices[32];
+    const int lane = threadIdx.x & 31;
+    __syncthreads();
+    if (lane == 0) {
+        cinn_arg_values[threadIdx.x >> 5] = value;
+        cinn_arg_indices[threadIdx.x >> 5] = index;
+    }
+    __syncthreads();
+    value = cinn_arg_values[lane % kWarps];
+    index = cinn_arg_indices[lane % kWarps];
+#pragma unroll
+    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
+        const T other = cinn_shfl_xor(value, offset);
+        const I other_index = cinn_shfl_xor(index, offset);
+        if (better(other, other_index, value, index)) {
+            value = other;
+            index = other_index;
+        }
+    }
+}
+
+/* The better of (value, index) over the kY threads threadIdx.y = 0 .. kY-1 that share this
+ * thread's threadIdx.x, in a block of kX x kY threads (threadIdx.z 0), left in each of
+ * them: cinn_block_reduce_y's exchange on pairs (the column schedule's argmax).  Every
+ * thread writes its pair to [kY][kX] shared arrays and, after one barrier, folds the kY
+ * pairs of its column in the order y = 0, 1, ... .  kY: a power of two from 2 to 1024,
+ * kX * kY <= 1024; every thread of the block must call it. */
+template <int kX, int kY, class T, class I, class Better>
+__device__ __forceinline__ void cinn_block_arg_reduce_y(T& value, I& index, Better better) {
+    static_assert(kX >= 1 && kY >= 2 && kX * kY <= 1024 && (kY & (kY - 1)) == 0,
+                  "cinn_block_arg_reduce_y: kY must be a power of two >= 2 and kX * kY <= 1024");
+    __shared__ T cinn_arg_values_y[kY][kX];
+    __shared__ I cinn_arg_indices_y[kY][kX];
+    const int x = threadIdx.x;
+    __syncthreads();
+    cinn_arg_values_y[threadIdx.y][x] = value;
+    cinn_arg_indices_y[threadIdx.y][x] = index;
+    __syncthreads();
+    value = cinn_arg_values_y[0][x];
+    index = cinn_arg_indices_y[0][x];
+#pragma unroll
+    for (int y = 1; y < kY; ++y) {
+        if (better(cinn_arg_values_y[y][x], cinn_arg_indices_y[y][x], value, index)) {
+            value = cinn_arg_values_y[y][x];
+            index = cinn_arg_indices_y[y][x];
+        }
+    }
+}
+
+/* ---- Grid reductions (helper A: IRSchedule.grid_reduce, codegen's LastBlockDone) ----
+ * Whether the calling block is the last of `count` blocks to count themselves in
+ * `*semaphore` (CINN's cinn_grid_reduce_update_semaphore).  Every thread of the block
+ * calls it, after storing the block's partials: each thread's fence makes its own stores
+ * visible device-wide before the barrier, thread 0 then adds 1 to the counter, and every
+ * thread gets whether that made `count`.  The last block also resets the counter to 0 (all
+ * `count` blocks have counted by then), so every launch leaves the workspace as it found
+ * it, and fences again before the caller reads the other blocks' partials (volatile
+ * reads: the workspace parameters are volatile pointers).  The trailing barrier keeps a
+ * second call from overwriting the flag before every thread has read it. */
+__device__ __forceinline__ bool cinn_last_block_done(volatile int* semaphore, int count) {
+    __shared__ bool cinn_last_block;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        const int arrived = atomicAdd(const_cast<int*>(semaphore), 1) + 1;
+        const bool last = arrived == count;
+        if (last) {
+            *semaphore = 0;
+        }
+        cinn_last_block = last;
+    }
+    __syncthreads();
+    const bool last = cinn_last_block;
+    __syncthreads();
+    if (last) {
+        __threadfence();
+    }
+    return last;
+}
+
 #endif /* CINN_PY_RUNTIME_H */

@@ -19,8 +19,10 @@ bound guard pass cuts the iterations a smaller block does not have. A 0-D block 
 loop to bind: in a function that binds any, it is wrapped in unit loops bound to those
 axes, so that codegen runs it in thread 0 of block 0 only.
 
-A reduction group that reads a reduction back, or reduces long innermost rows, takes
-the row schedule instead (`reduce_schedule.py`: a thread block per row, block reduces);
+A reduction group with too few rows to fill the GPU (a reduce-all) takes the grid
+schedule (`grid_schedule.py`: several blocks per row, combined by the last one to
+finish). A reduction group that reads a reduction back, or reduces long innermost rows,
+takes the row schedule instead (`reduce_schedule.py`: a thread block per row, block reduces);
 a group of column reductions (reduced dims before a kept innermost dim of 32 or more)
 takes the column schedule (`column_schedule.py`: 32 outputs per block on threadIdx.x,
 per-thread partials of each on threadIdx.y, combined through shared memory).
@@ -41,9 +43,10 @@ from dataclasses import dataclass
 from cinn_py.errors import ScheduleError
 from cinn_py.ir import expr as e
 from cinn_py.ir.bound_guards import ScopedStmtMutator, insert_bound_guards
-from cinn_py.ir.expr import IntImm, Reduce, Var
+from cinn_py.ir.expr import IntImm, MemoryType, Reduce, Var
 from cinn_py.ir.group_schedule.column_schedule import schedule_columns, wants_column_schedule
 from cinn_py.ir.group_schedule.distribute import distribute, fuse_all
+from cinn_py.ir.group_schedule.grid_schedule import schedule_grid, wants_grid_schedule
 from cinn_py.ir.group_schedule.launch_config import (
     LaunchConfig,
     choose_launch,
@@ -59,6 +62,7 @@ from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
+from cinn_py.ir.schedule.analysis import single_store
 from cinn_py.ir.stmt import (
     BindInfo,
     Block,
@@ -107,17 +111,23 @@ def auto_schedule(
 ) -> ScheduleResult:
     """Schedules every block of `func` for `target`, inserts the bound guards, and
     returns the result with its trace. `pattern`: what the group's reductions reduce
-    (fusion's ReducePattern); a group that reads a reduction back, or a long innermost
-    reduction, gets the row schedule (`reduce_schedule.py`), a column reduction the
+    (fusion's ReducePattern); a group whose rows are too few to fill the target gets
+    the grid schedule (`grid_schedule.py`), a group that reads a reduction back, or a
+    long innermost reduction, the row schedule (`reduce_schedule.py`), a column reduction the
     column schedule (`column_schedule.py`), the rest the flat one.
 
     Raises ScheduleError for a block this scheduler does not handle (nested blocks, no
     store, a non-constant extent)."""
-    if pattern is not None and wants_row_schedule(func, pattern):
-        sch, launch = schedule_rows(func, target, pattern)
+    if pattern is not None and wants_grid_schedule(func, pattern, target):
+        sch, launch = schedule_grid(func, target, pattern)
         return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
     if pattern is not None and wants_column_schedule(func, pattern, target):
+        # before the row schedule: a column group that reads its reductions back (a mean
+        # over axis 0 subtracted from x) would take the row schedule's strided walk
         sch, launch = schedule_columns(func, target, pattern)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
+    if pattern is not None and wants_row_schedule(func, pattern):
+        sch, launch = schedule_rows(func, target, pattern)
         return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
     if func.temp_buffers:
         raise ScheduleError(
@@ -271,12 +281,26 @@ def _reduces_across_threads(node: ScheduleBlockRealize) -> bool:
     return any(r.thread_axis is not None for r in find_reduces(node.schedule_block.body))
 
 
+def _needs_clamp(node: ScheduleBlockRealize) -> bool:
+    """A block that combines across threads (a guard would keep threads from its
+    barriers), or one that stores a register temp: a thread past the end then holds the
+    last element's value for the combine blocks after it, which read the register
+    clamped too (guarded, it would hold garbage there and a clamped combine would store
+    that garbage over the last element). Its register is its own, so recomputing an
+    element in range is free of races."""
+    if _reduces_across_threads(node):
+        return True
+    store = single_store(node.schedule_block)
+    return store is not None and store.tensor.memory_type is MemoryType.LOCAL
+
+
 # ---- blocks that combine across threads ---------------------------------------------------
 
 
 def _clamp_cross_thread_blocks(func: LoweredFunc) -> LoweredFunc:
-    """Every block holding a cross-thread Reduce whose iter values the enclosing loops may
-    carry out of range gets them clamped instead (`min(value, upper - 1)`, `max(value,
+    """Every block holding a cross-thread Reduce (or storing a register temp, see
+    `_needs_clamp`) whose iter values the enclosing loops may carry out of range gets
+    them clamped instead (`min(value, upper - 1)`, `max(value,
     lower)`), so that `insert_bound_guards` proves them in range and puts no `if` around
     the combine, whose barriers wait for every thread of the block. A thread past the
     end then computes an element in range and stores it again, bit for bit the value
@@ -289,12 +313,13 @@ def _clamp_cross_thread_blocks(func: LoweredFunc) -> LoweredFunc:
 
 
 class _Clamper(ScopedStmtMutator):
-    """Clamps the iter values of the blocks that combine across threads."""
+    """Clamps the iter values of the blocks that combine across threads or store a
+    register temp."""
 
     def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> Stmt:
         if node.schedule_block.name == "root":
             return self.generic_visit(node)
-        if not _reduces_across_threads(node):
+        if not _needs_clamp(node):
             return node
         domain = IndexDomain(self.loops, self.guards, node.iter_values)
         values = []

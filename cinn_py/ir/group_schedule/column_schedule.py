@@ -15,6 +15,9 @@ dimension over the reduced elements:
                    partial), then `cinn_block_reduce_y<32, TY>` combines the TY partials
                    of each x lane through shared memory and hands the total to each of
                    them                                   [factorize_reduction, threadIdx.y]
+                   (argmax / argmin: each thread keeps its first best (value, position)
+                   and `cinn_block_arg_reduce_y<32, TY>` picks the better pair, the
+                   smaller position on a tie: the serial result, bit for bit)
 
     serial for (i_0, 0, 8192)                         # sum over axis 0 of [8192, 8192]
  -> split    [blocks 256, lanes 32]; bind blockIdx.x, threadIdx.x
@@ -32,35 +35,58 @@ guard may wrap the block: `finish_schedule` clamps the iter values of a block ho
 cross-thread Reduce into their range instead, and those lanes recompute (and store
 again, bit for bit) the last elements.
 
-Which groups take it (`wants_column_schedule`; the row schedule is asked first): every
-block of the group is a reduction (a `Reduce`, elementwise producers inlined into its
-body) storing one row-shaped value of the group's pattern, horizontally fused siblings
-included; no temp buffers (a group that reads a reduction back takes the row
-schedule); with the pattern's unit dims dropped, the innermost dim is kept and at least
-32 long (32 lanes then read contiguous addresses, whatever the reduced dims before it);
-and the reduced extent gives TY >= 2. The rest stays on the flat schedule, one thread
-per output running its reduce loops serially: argmax / argmin (`ArgReduce`, not
-factorized), an innermost kept extent under 32, patterns whose innermost non-unit dim
-is reduced but not all trailing dims are (axes [0, 2] of [A, B, C]: lanes would read
-addresses C apart), short reductions (fewer than 8 elements), and huge output counts
-(the flat grid is already full).
+A group that reads its column reductions back (`x - mean(x, axis=0)`, batch norm's
+training arithmetic over N, H, W of NHWC) takes the same launch, and each value's
+thread mapping follows the reductions':
+
+    reduction blocks   as above; a total the group reads again stays in a register of
+                       each (x, y) thread (set_buffer "local": every y thread of a lane
+                       holds its column's total after the combine)
+    row-shaped values  (mean = sum / N, stored outputs) on blockIdx.x x threadIdx.x,
+                       computed by every y thread of the lane
+    full-shaped values kept dims on blockIdx.x x threadIdx.x, reduced dims fused and
+                       split [S serial, TY on threadIdx.y]: thread (x, y) walks rows
+                       y, y + TY, ... of its lane's column, as its partials did, so it
+                       reads its own register totals and a warp touches 32 neighbouring
+                       elements per step (coalesced reads and writes)
+
+x is read from memory once per pass (the sum, the variance, the normalize): a column is
+too long for registers (S = N / TY elements a thread), unlike the row schedule's rows.
+
+Which groups take it (`wants_column_schedule`, asked before the row schedule): with
+the pattern's unit dims dropped, the innermost dim is kept and at least 32 long (32
+lanes then read contiguous addresses, whatever the reduced dims before it); the
+reduced extent gives TY >= 2; every block is a single store of a row-shaped reduction
+(a `Reduce`, or an argmax / argmin `ArgReduce`, elementwise producers inlined into its
+body), and, when the group reads a reduction back (temp buffers), also of a row-shaped
+or full-shaped value. The rest stays on the flat schedule, one thread per output running
+its reduce loops serially: an innermost kept extent under 32, patterns whose innermost
+non-unit dim is reduced but not all trailing dims are (axes [0, 2] of [A, B, C]: lanes
+would read addresses C apart), short reductions (fewer than 8 elements), and huge
+output counts (the flat grid is already full); or, when it reads a reduction back, the
+row schedule (whose strided walk over a column is correct, not coalesced).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import ArgReduce
-from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all, loop_extents
+from cinn_py.ir.group_schedule.distribute import (
+    BLOCK_AXIS,
+    THREAD_AXIS,
+    fuse_all,
+    kept_then_reduced,
+    loop_extents,
+)
 from cinn_py.ir.group_schedule.launch_config import PREFERRED_THREADS, LaunchConfig
 from cinn_py.ir.group_schedule.reduce_schedule import ELEMENTS_PER_THREAD, find_reduces
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
-from cinn_py.ir.schedule import BlockRef, IRSchedule
-from cinn_py.ir.schedule.analysis import single_store
+from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
+from cinn_py.ir.schedule.analysis import single_store, storage_name
 from cinn_py.ir.stmt import LoweredFunc
-from cinn_py.ir.visitor import Visitor
 
 LANES = 32
 """Outputs per thread block, on threadIdx.x: a warp reads 32 neighbouring addresses."""
@@ -97,14 +123,18 @@ def columns_pattern(pattern: RowPattern) -> bool:
 def wants_column_schedule(func: LoweredFunc, pattern: RowPattern, target: TargetInfo) -> bool:
     """Whether `func` (lowered from a group with `pattern`) takes the column schedule: see
     the module docstring."""
-    if func.temp_buffers or not columns_pattern(pattern):
+    if not columns_pattern(pattern):
         return False
     blocks = -(-pattern.rows // LANES)
     if blocks > target.max_grid_dims[0] or column_threads(pattern, target) < 2:
         return False
     sch = IRSchedule(func, trace=False)
-    all_blocks = sch.get_all_blocks()
-    return bool(all_blocks) and all(_is_column_block(sch, b, pattern) for b in all_blocks)
+    kinds = [_column_kind(sch, block, pattern) for block in sch.get_all_blocks()]
+    if _Kind.REDUCE not in kinds or None in kinds:
+        return False
+    # Without a temp nothing reads a reduction back: only reductions (horizontal
+    # siblings) make a column group; anything else is a separate kernel's business.
+    return bool(func.temp_buffers) or set(kinds) == {_Kind.REDUCE}
 
 
 def schedule_columns(
@@ -115,42 +145,71 @@ def schedule_columns(
     sch = IRSchedule(func)
     blocks = -(-pattern.rows // LANES)
     threads_y = column_threads(pattern, target)
+    temps = {b.name for b in func.temp_buffers}
+    local: list[BlockRef] = []
     for block in sch.get_all_blocks():
-        outputs = fuse_all(sch, sch.get_loops(block))
-        group, lane = sch.split(outputs, [blocks, LANES])
-        sch.bind(group, BLOCK_AXIS)
-        sch.bind(lane, THREAD_AXIS)
-        sch.factorize_reduction(block, threads_y, Y_AXIS)
+        kind = _column_kind(sch, block, pattern)
+        if kind is _Kind.FULL:
+            _schedule_full(sch, block, pattern, blocks, threads_y)
+            continue
+        _bind_outputs(sch, sch.get_loops(block), blocks)
+        if kind is _Kind.REDUCE:
+            sch.factorize_reduction(block, threads_y, Y_AXIS)
+        store = single_store(sch.get(block).schedule_block)
+        if store is not None and storage_name(store.tensor) in temps:
+            local.append(block)
+    for block in local:
+        sch.set_buffer(block, "local")
     return sch, ColumnLaunch(threads=LANES, blocks=blocks, steps=1, threads_y=threads_y)
 
 
-def _is_column_block(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> bool:
-    """A single store of a row-shaped value that reduces (Reduce, no ArgReduce)."""
+class _Kind(enum.Enum):
+    REDUCE = "a row-shaped reduction"
+    ROW = "a row-shaped value computed from reductions"
+    FULL = "a value of the pattern's full shape"
+
+
+def _column_kind(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> _Kind | None:
+    """What the column schedule makes of `block`: a single store of a row-shaped value
+    that reduces (Reduce or ArgReduce) or not, or of a full-shaped value that does not;
+    None for anything else (the group then takes another schedule)."""
     schedule_block = sch.get(block).schedule_block
-    if single_store(schedule_block) is None or _has_arg_reduce(schedule_block.body):
-        return False
-    if not find_reduces(schedule_block.body):
-        return False
+    if single_store(schedule_block) is None:
+        return None
     try:
         extents = loop_extents(sch, block)
     except ScheduleError:
-        return False
-    return pattern.is_row(extents)
+        return None
+    reduces = bool(find_reduces(schedule_block.body))
+    if pattern.is_row(extents):
+        return _Kind.REDUCE if reduces else _Kind.ROW
+    if extents == pattern.shape and not reduces:
+        return _Kind.FULL
+    return None
+
+
+def _bind_outputs(sch: IRSchedule, loops: list[LoopRef], blocks: int) -> None:
+    """A row-shaped block's loops (the kept dims, unit dims between) fused and dealt out
+    as 32 outputs per thread block: blockIdx.x x threadIdx.x."""
+    outputs = fuse_all(sch, loops)
+    group, lane = sch.split(outputs, [blocks, LANES])
+    sch.bind(group, BLOCK_AXIS)
+    sch.bind(lane, THREAD_AXIS)
+
+
+def _schedule_full(
+    sch: IRSchedule, block: BlockRef, pattern: RowPattern, blocks: int, threads_y: int
+) -> None:
+    """A full-shaped block (x - mean): its kept dims onto the reductions' lanes
+    (blockIdx.x x threadIdx.x, so a thread reads its own lane's registers), its reduced
+    dims strided over threadIdx.y as the partials walk them: a warp touches 32
+    neighbouring elements of one row slice per step (coalesced)."""
+    kept, reduced = kept_then_reduced(sch, block, pattern)
+    _bind_outputs(sch, kept, blocks)
+    steps = -(-pattern.cols // threads_y)
+    _, lane = sch.split(fuse_all(sch, reduced), [steps, threads_y])
+    sch.bind(lane, Y_AXIS)
 
 
 def _floor_pow2(n: int) -> int:
     return 1 << (n.bit_length() - 1) if n >= 1 else 0
-
-
-class _ArgReduces(Visitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_ArgReduce(self, node: ArgReduce) -> None:
-        self.found = True
-
-
-def _has_arg_reduce(node: object) -> bool:
-    finder = _ArgReduces()
-    finder.visit(node)
-    return finder.found

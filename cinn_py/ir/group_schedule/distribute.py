@@ -1,5 +1,6 @@
-"""The loop moves every group schedule makes: fuse a block's loops into one, and
-deal a fused loop out to [grid-stride steps,] blocks, threads[, vector lanes].
+"""The loop moves every group schedule makes: fuse a block's loops into one, deal a
+fused loop out to [grid-stride steps,] blocks, threads[, vector lanes], and put a
+full-shaped block's kept dims before its reduced ones.
 
 The flat schedule (`auto_schedule.py`) does both to every block; the row schedule
 (`reduce_schedule.py`) to the blocks no reduction feeds.
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
+from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
 
 BLOCK_AXIS = "blockIdx.x"
@@ -59,3 +61,17 @@ def loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
             )
         extents.append(extent.value)
     return tuple(extents)
+
+
+def kept_then_reduced(
+    sch: IRSchedule, block: BlockRef, pattern: RowPattern
+) -> tuple[list[LoopRef], list[LoopRef]]:
+    """The loops of a full-shaped block as (the pattern's kept dims, its reduced dims),
+    reordered so that the kept ones are outermost: what the row and column schedules
+    bind to the reductions' threads and walk as the partials do."""
+    loops = sch.get_loops(block)
+    kept = [loops[d] for d in pattern.kept]
+    reduced = [loops[d] for d in pattern.axes]
+    if kept + reduced != loops:
+        sch.reorder(kept + reduced)
+    return kept, reduced

@@ -39,6 +39,19 @@ class LaunchConfig:
         return self.threads * self.blocks
 
 
+@dataclass(frozen=True)
+class GridLaunch(LaunchConfig):
+    """The grid reduction's launch (`grid_schedule.py`): `blocks` rows on blockIdx.x,
+    `chunks` blocks per row on blockIdx.y, `threads` on threadIdx.x; each thread folds
+    `steps` elements of its block's chunk (a chunk is `steps * threads` elements)."""
+
+    chunks: int
+
+    @property
+    def chunk_size(self) -> int:
+        return self.steps * self.threads
+
+
 def vector_lanes(extent: int, itemsize: int) -> int:
     """Elements per vector access for a fused loop of `extent` elements of `itemsize`
     bytes: 16 bytes' worth when they divide the extent evenly, else 1 (scalar).

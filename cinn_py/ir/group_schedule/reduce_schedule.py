@@ -8,49 +8,68 @@ block per row computes everything the row needs, in order, without a grid-wide
 barrier:
 
     blockIdx.x   = the row (kept dims fused)
-    threadIdx.x  = T threads striding over the row's cols (T a power of two, 32..1024,
-                   about 4 elements per thread)
-    threadIdx.y  = when T is one warp (rows of <= 128), R = 8 rows per block, a warp
-                   each: row = blockIdx.x * R + threadIdx.y (a warp's reduce is
+    threadIdx.x  = T threads striding over the row's cols in vectors of V lanes: thread
+                   t at step s touches cols (s * T + t) * V + v, v in [0, V) (T a power
+                   of two, 32..1024, about 4 vectors per thread)
+    threadIdx.y  = when T is one warp (rows of <= 128 vectors), R = 8 rows per block, a
+                   warp each: row = blockIdx.x * R + threadIdx.y (a warp's reduce is
                    shuffles alone, so the warps of a block never wait for each other)
+
+V (`lanes_for`) is 16 bytes of the narrowest dtype among the group's full-shaped inputs
+and outputs (4 for float32, 8 for float16 / bfloat16, 2 for float64, at most 8), so the
+narrowest access is one 16-byte vector and a wider one two or four (a float16 row with a
+float32 output: one ld.global.v4 and two st.global.v4 per step); it is halved until it
+divides cols (every row then starts V-aligned), and is 1 when the reduced dims are not
+the innermost ones (a strided row has no contiguous run) or no argument is full-shaped.
+V = 1 is the plain strided walk `s * T + t`.
 
     reduction blocks  each thread folds its strided share (serial partial), then
                       `cinn_block_reduce` (warp shuffles + one shared-memory exchange)
                       hands the row's total to every thread   [factorize_reduction]
                       -> a register (set_buffer "local") when the group reads it again
     full blocks       kept dims on the rows' axes, reduced dims fused and split
-                      (cols/T serial, T threads): the same strided walk as the reduces
+                      [S serial, T threads, V vectorized]: the same walk as the reduces,
+                      each step one vector store per output
     row blocks        stored by thread 0 of the row (a unit loop on threadIdx.x)
     other blocks      (values no reduction feeds, any shape) grid-stride over the
                       blocks x T threads (the first warp row when R > 1)
     input rows        an input that several passes read (a softmax's x: max, sum,
                       normalize; layer_norm's: mean, variance, scale) is loaded once
-                      into each thread's registers, S = cols/T of them, by a first
-                      block; every pass reads the registers        [cache_read local]
+                      into each thread's registers, S x V of them (S = cols / (T * V)),
+                      by a first block, one vector load per step; every pass reads the
+                      registers                                    [cache_read local]
+                      With V > 1 an input only a reduction reads (a row sum's) is
+                      cached too when its share is at most 64 bytes a thread: the fill
+                      issues all of a thread's vector loads up front.
 
 A softmax is then: load x's row into registers -> max (block reduce) -> sum of
 exp(x - max) (block reduce) -> out = exp(x - max) / sum: x leaves HBM once, the output
-is written once. Rows longer than 16 * T (16384 at T = 1024) are not cached (register
-budget) and each pass reads the row again.
+is written once. The register budget: at most 16 steps and 128 bytes of cached rows
+per thread, inputs read by several passes first (float32 rows up to 32768 cols at
+V = 4, T = 1024); a longer row is not cached and each pass reads it again.
 
 When nothing in the group reads a reduction back and the reduced dims are not the
 innermost ones (a column reduction), the column schedule (`column_schedule.py`) or the
-serial one of `auto_schedule` takes the group. argmax / argmin (`ArgReduce`) are not
-factorized: in a row block thread 0 computes them serially.
+serial one of `auto_schedule` takes the group. argmax / argmin (`ArgReduce`) blocks are
+reduction blocks like the others: each thread searches its strided share for its first
+best (value, position), and `cinn_block_arg_reduce` combines the pairs across the row's
+threads (`arg_reduction.py`), so a lone argmax over long innermost rows takes this
+schedule too.
 """
 
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Buffer, Reduce
+from cinn_py.ir.expr import ArgReduce, Buffer, Reduce
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
     distribute,
     fuse_all,
+    kept_then_reduced,
     loop_extents,
 )
-from cinn_py.ir.group_schedule.launch_config import LaunchConfig
+from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
@@ -60,11 +79,19 @@ from cinn_py.ir.stmt import ArgIO, LoweredFunc
 from cinn_py.ir.visitor import Visitor
 
 ELEMENTS_PER_THREAD = 4
-"""How many of a row's elements each thread folds serially before the block reduce:
-enough to amortize the reduce, few enough to keep every row in one block."""
+"""How many of a row's accesses (vectors of V elements; elements at V = 1) each thread
+folds serially before the block reduce: enough to amortize the reduce, few enough to
+keep every row in one block."""
 MAX_CACHED_STEPS = 16
-"""At most this many elements per thread of a cached row (registers: 16 floats); a
-longer row is read again by each pass (from L1/L2)."""
+"""At most this many steps (accesses) per thread of a cached row: its unrolled walks."""
+MAX_CACHED_BYTES = 128
+"""At most this many bytes of cached rows per thread, all inputs together (32 float32
+registers); a row that does not fit is read again by each pass (from L1/L2)."""
+MAX_SINGLE_PASS_BYTES = 64
+"""An input only one reduction reads is cached (for its up-front vector loads) when its
+share is at most this many bytes a thread."""
+MAX_LANES = 8
+"""The most lanes of a row's vector: 16 bytes of float16; a 1-byte dtype loads 8 bytes."""
 ROWS_PER_BLOCK = 8
 """Rows (warps) per thread block when one warp walks a row: 256 threads."""
 ROW_THREAD_AXIS = "threadIdx.y"
@@ -73,12 +100,42 @@ MIN_ROW_COLS = 64
 leave most of its threads idle)."""
 
 
-def threads_for(cols: int, target: TargetInfo) -> int:
-    """T: the power of two near cols / 4, at least a warp, at most the block limit."""
-    want = max(1, -(-cols // ELEMENTS_PER_THREAD))
+def threads_for(cols: int, target: TargetInfo, lanes: int = 1) -> int:
+    """T: the power of two near cols / (4 * V) (about 4 vectors of V lanes a thread), at
+    least a warp, at most the block limit."""
+    vectors = -(-cols // lanes)
+    want = max(1, -(-vectors // ELEMENTS_PER_THREAD))
     threads = 1 << (want - 1).bit_length()
     limit = 1 << (target.max_threads_per_block.bit_length() - 1)
     return max(target.warp_size, min(threads, limit, 1024))
+
+
+def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
+    """V: 16 bytes of the narrowest dtype among the full-shaped arguments (at most
+    `MAX_LANES`), halved until it divides the row; 1 for a row that is not innermost
+    (not contiguous), a group with no full-shaped argument, or one whose reductions are
+    all argmax / argmin (their search takes one element a step: lanes would only cut
+    the threads of the row)."""
+    if not pattern.innermost or pattern.cols < 2:
+        return 1
+    reduces = find_reduces(func.body)
+    if reduces and all(isinstance(r, ArgReduce) for r in reduces):
+        return 1
+    sizes = [
+        arg.value.dtype.itemsize
+        for arg in func.args
+        if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
+    ]
+    if not sizes:
+        return 1
+    lanes = min(MAX_LANES, max(1, VECTOR_BYTES // min(sizes)))
+    while pattern.cols % lanes:
+        lanes //= 2
+    return lanes
+
+
+def _static_shape(buffer: Buffer) -> tuple[int | None, ...]:
+    return tuple(getattr(d, "value", None) for d in buffer.shape)
 
 
 def wants_row_schedule(func: LoweredFunc, pattern: RowPattern) -> bool:
@@ -97,7 +154,8 @@ def schedule_rows(
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the row schedule's primitives; the caller finishes (guards) and traces."""
     sch = IRSchedule(func)
-    threads = threads_for(pattern.cols, target)
+    lanes = lanes_for(func, pattern)
+    threads = threads_for(pattern.cols, target, lanes)
     per_block = rows_per_block(pattern, threads, target)
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
@@ -126,18 +184,18 @@ def schedule_rows(
                 )
             _bind_rows(sch, sch.get_loops(block), per_block)
             if reduces:
-                sch.factorize_reduction(block, threads, THREAD_AXIS)
+                sch.factorize_reduction(block, threads, THREAD_AXIS, lanes)
             if temp:
                 local.append(block)
         elif shape == pattern.shape and pattern.cols > 1:
-            _schedule_full(sch, block, pattern, threads, per_block)
+            _schedule_full(sch, block, pattern, threads, per_block, lanes)
         elif pattern.is_row(shape):
             _schedule_row_store(sch, block, per_block)
         else:
             _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
-    _cache_rows(sch, pattern, threads, per_block)
+    _cache_rows(sch, pattern, threads, per_block, lanes)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
 
 
@@ -150,22 +208,37 @@ def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int
     return min(ROWS_PER_BLOCK, 1 << (pattern.rows - 1).bit_length())
 
 
-def _cache_rows(sch: IRSchedule, pattern: RowPattern, threads: int, per_block: int) -> None:
+def _cache_rows(
+    sch: IRSchedule, pattern: RowPattern, threads: int, per_block: int, lanes: int
+) -> None:
     """Keeps in registers each input row that several passes read (a softmax's x: the
-    max, the sum, the normalize), so the row leaves HBM once."""
-    steps = -(-pattern.cols // threads)
+    max, the sum, the normalize), so the row leaves HBM once; with vectors, also an
+    input only a reduction reads, so that its loads are 16 bytes each, issued up front.
+    Within the register budget, inputs read by several passes first."""
+    steps = -(-pattern.cols // (threads * lanes))
     if steps > MAX_CACHED_STEPS:
         return
+    wanted: list[tuple[bool, int, str]] = []
     for arg in sch.func.args:
         value = arg.value
         if arg.io is not ArgIO.INPUT or not isinstance(value, Buffer):
             continue
-        if tuple(getattr(d, "value", None) for d in value.shape) != pattern.shape:
+        if _static_shape(value) != pattern.shape:
             continue
-        if len(readers(sch.func, arg.name)) < 2:
+        size = steps * lanes * value.dtype.itemsize
+        blocks = readers(sch.func, arg.name)
+        if len(blocks) < 2:
+            single = lanes > 1 and size <= MAX_SINGLE_PASS_BYTES and len(blocks) == 1
+            if not single or not _has_reduce(sch.get(BlockRef(blocks[0])).schedule_block):
+                continue
+        wanted.append((len(blocks) < 2, size, arg.name))
+    budget = MAX_CACHED_BYTES
+    for _, size, name in sorted(wanted, key=lambda w: w[0]):
+        if size > budget:
             continue
-        if cache_problem(sch.func, arg.name, pattern.axes, threads, per_block) is None:
-            sch.cache_read(arg.name, "local", pattern.axes, threads, per_block)
+        if cache_problem(sch.func, name, pattern.axes, threads, per_block, lanes) is None:
+            sch.cache_read(name, "local", pattern.axes, threads, per_block, lanes)
+            budget -= size
 
 
 def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:
@@ -185,19 +258,26 @@ def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:
 
 
 def _schedule_full(
-    sch: IRSchedule, block: BlockRef, pattern: RowPattern, threads: int, per_block: int
+    sch: IRSchedule,
+    block: BlockRef,
+    pattern: RowPattern,
+    threads: int,
+    per_block: int,
+    lanes: int = 1,
 ) -> None:
-    """Kept dims onto the rows' axes, reduced dims strided over the threads."""
-    loops = sch.get_loops(block)
-    kept = [loops[d] for d in pattern.kept]
-    reduced = [loops[d] for d in pattern.axes]
-    if kept + reduced != loops:
-        sch.reorder(kept + reduced)
+    """Kept dims onto the rows' axes, reduced dims split [steps, threads, lanes]: the
+    threads stride over the row in vectors of `lanes` (vectorized: one vector store
+    per output and step)."""
+    kept, reduced = kept_then_reduced(sch, block, pattern)
     _bind_rows(sch, kept, per_block)
     col = fuse_all(sch, reduced)
-    steps = -(-pattern.cols // threads)
-    _, lane = sch.split(col, [steps, threads])
-    sch.bind(lane, THREAD_AXIS)
+    steps = -(-pattern.cols // (threads * lanes))
+    if lanes == 1:
+        _, thread = sch.split(col, [steps, threads])
+    else:
+        _, thread, lane = sch.split(col, [steps, threads, lanes])
+        sch.vectorize(lane, lanes)
+    sch.bind(thread, THREAD_AXIS)
 
 
 def _schedule_row_store(sch: IRSchedule, block: BlockRef, per_block: int) -> None:
@@ -230,15 +310,18 @@ def _schedule_other(
 
 class _Reduces(Visitor):
     def __init__(self) -> None:
-        self.found: list[Reduce] = []
+        self.found: list[Reduce | ArgReduce] = []
 
-    def visit_Reduce(self, node: Reduce) -> None:
+    def visit_Reduce(self, node: Reduce | ArgReduce) -> None:
         self.found.append(node)
         self.generic_visit(node)
 
+    visit_ArgReduce = visit_Reduce  # argmax / argmin: factorized as pairs
 
-def find_reduces(node: object) -> list[Reduce]:
-    """Every `Reduce` node under `node` (not ArgReduce: it is not factorized)."""
+
+def find_reduces(node: object) -> list[Reduce | ArgReduce]:
+    """Every `Reduce` and `ArgReduce` node under `node`: what `factorize_reduction`
+    rewrites, and (with `thread_axis` set) what combines across threads."""
     finder = _Reduces()
     finder.visit(node)
     return finder.found

@@ -7,10 +7,23 @@ statements are walked when searching (expressions hold no loops or blocks).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Buffer, Expr, IntImm, IrNode, Load, Reduce, Tensor, Var
+from cinn_py.ir.expr import (
+    Add,
+    Buffer,
+    Div,
+    Expr,
+    IntImm,
+    IrNode,
+    Load,
+    Mod,
+    Reduce,
+    Tensor,
+    Var,
+)
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     Block,
@@ -237,6 +250,25 @@ class _Names(Visitor):
 
     def visit_Var(self, node: Var) -> None:
         self.names.add(node.name)
+
+
+def unflatten(flat: Expr, axes: tuple[Var, ...] | list[Var]) -> dict[str, Expr]:
+    """Each axis's index at row-major position `flat` of the box `axes` spans (every Var
+    with a constant [lower, upper)): the substitution that walks several reduce axes as
+    one, as factorize_reduction's strided walk does."""
+    dtype = axes[0].dtype
+    extents = [var.upper - var.lower for var in axes]
+    mapping: dict[str, Expr] = {}
+    stride = math.prod(extents)
+    for i, (var, extent) in enumerate(zip(axes, extents, strict=True)):
+        stride //= extent
+        index = flat if stride == 1 else Div(flat, IntImm(stride, dtype))
+        if i > 0:
+            index = Mod(index, IntImm(extent, dtype))
+        if var.lower:
+            index = Add(index, IntImm(var.lower, dtype))
+        mapping[var.name] = index
+    return mapping
 
 
 def var_names(node: IrNode) -> set[str]:

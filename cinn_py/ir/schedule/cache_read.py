@@ -26,6 +26,20 @@ the read's kept dims (row-major) equal the reader's blockIdx.x and its reduced d
 (row-major) equal `s * T + threadIdx.x` for one step `s` in [0, S). Otherwise the
 primitive refuses, naming the read.
 
+With `lanes` V > 1 (the row schedule's 16-byte vectors) thread t takes V consecutive
+columns per step, `(s * T + t) * V + v` for v in [0, V), S = ceil(cols / (T * V)):
+
+    cache_read(x, "local", axes=[1], threads=T, lanes=V)
+
+  - the fill loops over the lanes too, innermost and vectorized, under
+    `if ((s * T + t) * V + v < cols)` (outside the block, so that codegen issues one
+    16-byte load per step: the guard is the same for all lanes where V divides cols),
+    storing `x_local[row, s, t, v] = x[row, (s * T + t) * V + v]`;
+  - `x_local` has logical shape [rows, S, T, V], register dims (1, 3): `T x_local[S * V]`;
+  - each read must be at `(s * T + t) * V + v` for a step s and a lane v of its own (a
+    vectorized loop of a full block, or a factorized Reduce's lane axis), both proved
+    in range; serial loops over either are unrolled.
+
 Shared memory (a row too long for registers, or read at other threads' positions)
 is refused: it needs barrier insertion, which the schedule does not have.
 """
@@ -86,10 +100,30 @@ class RowWalk(RowPattern):
 
     threads: int = 1
     rows_per_block: int = 1
+    lanes: int = 1
+    """V: consecutive columns a thread takes per step (a vector)."""
 
     @property
     def steps(self) -> int:
-        return max(1, -(-self.cols // self.threads))
+        return max(1, -(-self.cols // (self.threads * self.lanes)))
+
+    @property
+    def cache_shape(self) -> list[int]:
+        """The register cache's logical shape: [rows, S, T] (and V with lanes)."""
+        shape = [self.rows, self.steps, self.threads]
+        return shape if self.lanes == 1 else [*shape, self.lanes]
+
+    @property
+    def register_dims(self) -> tuple[int, ...]:
+        """The cache dims each thread holds: the steps (and the lanes)."""
+        return (1,) if self.lanes == 1 else (1, 3)
+
+    def column(self, step: Expr, thread: Expr, lane: Expr | None) -> Expr:
+        """The column a thread touches at `step` (and `lane`)."""
+        position = step * IntImm(self.threads, step.dtype) + thread
+        if self.lanes == 1 or lane is None:
+            return position
+        return position * IntImm(self.lanes, step.dtype) + lane
 
     def flat(self, indices: Sequence[Expr], dims: Sequence[int]) -> Expr:
         """The row-major position of `indices` over `dims` of the shape."""
@@ -115,11 +149,19 @@ class RowWalk(RowPattern):
 
 @dataclass(frozen=True)
 class _Read:
-    """Where one read sits in the walk: the reader's row, step and thread."""
+    """Where one read sits in the walk: the reader's row, step, thread and lane (None
+    without lanes)."""
 
     row: Expr
     step: Expr
     thread: Expr
+    lane: Expr | None = None
+
+    @property
+    def indices(self) -> list[Expr]:
+        """The cache element the read becomes."""
+        at = [self.row, self.step, self.thread]
+        return at if self.lane is None else [*at, self.lane]
 
 
 def cache_read(
@@ -129,11 +171,13 @@ def cache_read(
     axes: Sequence[int],
     threads: int,
     rows_per_block: int = 1,
+    lanes: int = 1,
 ) -> tuple[LoweredFunc, str]:
     """Caches input `buffer_name` in `memory_type` ("local": registers) for a row walk
     over its dims `axes` by `threads` threads (rows on blockIdx.x, or with
-    `rows_per_block` R > 1 on blockIdx.x * R + threadIdx.y); returns the function and
-    the new block's name (also its buffer's)."""
+    `rows_per_block` R > 1 on blockIdx.x * R + threadIdx.y), `lanes` consecutive
+    columns per thread and step; returns the function and the new block's name (also
+    its buffer's)."""
     if memory_type != MemoryType.LOCAL.value:
         why = (
             "shared memory caches are not supported yet (they need barrier insertion)"
@@ -142,12 +186,10 @@ def cache_read(
         )
         raise ScheduleError(PRIMITIVE, buffer_name, f"{why}; use 'local'")
     buffer = _input_buffer(func, buffer_name)
-    walk = _walk(buffer, axes, threads, rows_per_block)
+    walk = _walk(buffer, axes, threads, rows_per_block, lanes)
     reads, loops = locate_reads(func, buffer_name, walk)
     name = fresh_name(f"{buffer_name}_local", taken_names(func))
-    cache = Buffer(
-        name, buffer.dtype, [walk.rows, walk.steps, walk.threads], MemoryType.LOCAL, (1,)
-    )
+    cache = Buffer(name, buffer.dtype, walk.cache_shape, MemoryType.LOCAL, walk.register_dims)
     body = _Redirect(buffer_name, cache, reads, loops).visit(func.body)
     body = _prepend(body, _fill_block(func, buffer, cache, walk, name))
     return LoweredFunc(func.name, func.args, body, [*func.temp_buffers, cache]), name
@@ -159,12 +201,13 @@ def cache_problem(
     axes: Sequence[int],
     threads: int,
     rows_per_block: int = 1,
+    lanes: int = 1,
 ) -> str | None:
-    """Why `cache_read(buffer_name, "local", axes, threads, rows_per_block)` would
-    refuse, or None."""
+    """Why `cache_read(buffer_name, "local", axes, threads, rows_per_block, lanes)`
+    would refuse, or None."""
     try:
         buffer = _input_buffer(func, buffer_name)
-        walk = _walk(buffer, axes, threads, rows_per_block)
+        walk = _walk(buffer, axes, threads, rows_per_block, lanes)
         locate_reads(func, buffer_name, walk)
     except ScheduleError as error:
         return error.why
@@ -184,8 +227,9 @@ def locate_reads(
         for load, reduces in finder.found:
             read = _locate(realize, [n for n in path if isinstance(n, For)], reduces, load, walk)
             reads[id(load)] = read
-            if isinstance(read.step, Var):
-                loops.add(read.step.name)
+            for var in (read.step, read.lane):
+                if isinstance(var, Var):
+                    loops.add(var.name)
     if not reads:
         raise ScheduleError(PRIMITIVE, buffer_name, "nothing reads the buffer")
     return reads, loops
@@ -204,7 +248,9 @@ def _input_buffer(func: LoweredFunc, name: str) -> Buffer:
     raise ScheduleError(PRIMITIVE, name, f"{func.name} has no input buffer {name}")
 
 
-def _walk(buffer: Buffer, axes: Sequence[int], threads: int, rows_per_block: int) -> RowWalk:
+def _walk(
+    buffer: Buffer, axes: Sequence[int], threads: int, rows_per_block: int, lanes: int = 1
+) -> RowWalk:
     shape = []
     for dim in buffer.shape:
         if not isinstance(dim, IntImm):
@@ -213,10 +259,14 @@ def _walk(buffer: Buffer, axes: Sequence[int], threads: int, rows_per_block: int
     dims = tuple(sorted(set(axes)))
     if not dims or any(not 0 <= a < len(shape) for a in dims):
         raise ScheduleError(PRIMITIVE, buffer.name, f"axes {list(axes)} out of range for {shape}")
-    for what, count in (("threads", threads), ("rows_per_block", rows_per_block)):
-        if count < 1:
+    for what, count in (
+        ("threads", threads),
+        ("rows_per_block", rows_per_block),
+        ("lanes", lanes),
+    ):
+        if not isinstance(count, int) or count < 1:
             raise ScheduleError(PRIMITIVE, buffer.name, f"{what} must be positive, got {count}")
-    return RowWalk(tuple(shape), dims, threads, rows_per_block)
+    return RowWalk(tuple(shape), dims, threads, rows_per_block, lanes)
 
 
 def _locate(
@@ -260,28 +310,42 @@ def _locate(
         if loop.bind_info is None and loop.for_type is ForType.SERIAL
     ]
     candidates += [v for r in reduces if r.thread_axis is None for v in r.reduce_axis]
+    lanes: list[Expr | None] = [None]
+    if walk.lanes > 1:
+        lanes = [loop.loop_var for loop in loops if loop.for_type is ForType.VECTORIZED]
+        lanes += candidates
     if walk.steps == 1:
         candidates.append(IntImm(0, col.dtype))
-    domain = IndexDomain(loops, (), [kept, col, row, *candidates, thread])
+    exprs = [kept, col, row, *candidates, *(v for v in lanes if v is not None), thread]
+    domain = IndexDomain(loops, (), exprs)
     if domain.always(EQ(kept, _as(row, kept))):
-        stride = IntImm(walk.threads, col.dtype)
         for step in candidates:
-            position = _as(step, col) * stride + _as(thread, col)
-            if (
-                domain.always(EQ(col, position))
-                and domain.always(step.ge(IntImm(0, step.dtype)))
-                and domain.always(LT(step, IntImm(walk.steps, step.dtype)))
-            ):
-                # The row as the read wrote it (in the block's iter vars), so that a
-                # later clamp of the iter values (finish_schedule) applies to it too.
-                return _Read(walk.flat(load.indices, walk.kept), step, thread)
+            if not _in_range(domain, step, walk.steps):
+                continue
+            for lane in lanes:
+                if lane is step or (lane is not None and not _in_range(domain, lane, walk.lanes)):
+                    continue
+                at = walk.column(
+                    _as(step, col), _as(thread, col), None if lane is None else _as(lane, col)
+                )
+                if domain.always(EQ(col, at)):
+                    # The row as the read wrote it (in the block's iter vars), so that a
+                    # later clamp of the iter values (finish_schedule) applies to it too.
+                    return _Read(walk.flat(load.indices, walk.kept), step, thread, lane)
+    position = f"step * {walk.threads} + {THREAD_AXIS.value}"
+    if walk.lanes > 1:
+        position = f"({position}) * {walk.lanes} + lane"
     raise ScheduleError(
         PRIMITIVE,
         _buffer_of(load),
         f"{where} is not at its own position of the row walk (row {ROW_AXIS.value}, column "
-        f"step * {walk.threads} + {THREAD_AXIS.value}); a register cache holds only the "
-        "thread's own elements",
+        f"{position}); a register cache holds only the thread's own elements",
     )
+
+
+def _in_range(domain: IndexDomain, x: Expr, extent: int) -> bool:
+    """Whether `0 <= x < extent` everywhere in `domain`."""
+    return domain.always(x.ge(IntImm(0, x.dtype))) and domain.always(LT(x, IntImm(extent, x.dtype)))
 
 
 def _buffer_of(load: Load) -> str:
@@ -331,7 +395,7 @@ class _Redirect(Mutator):
         read = self.reads.get(id(node))
         if read is None:
             return self.generic_visit(node)
-        return Load(self.cache, [read.row, read.step, read.thread])
+        return Load(self.cache, read.indices)
 
     def visit_For(self, node: For) -> For:
         new = self.generic_visit(node)
@@ -350,30 +414,37 @@ def _whole(buffer: Buffer, prefix: str) -> list[Var]:
 
 
 def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk, name: str) -> For:
-    """blockIdx.x [x threadIdx.y] rows / unrolled steps / threadIdx.x:
-    cache[r, s, t] = buffer[r, s * T + t]."""
+    """blockIdx.x [x threadIdx.y] rows / unrolled steps / threadIdx.x [/ vectorized
+    lanes]: cache[r, s, t(, v)] = buffer[r, (s * T + t)(* V + v)]."""
     taken = taken_names(func) | {name}
-    per_block = walk.rows_per_block
+    per_block, lanes = walk.rows_per_block, walk.lanes
     parts = [("row", -(-walk.rows // per_block)), ("s", walk.steps), ("t", walk.threads)]
     if per_block > 1:
         parts.insert(1, ("warp", per_block))
+    if lanes > 1:
+        parts.append(("v", lanes))
     loop_vars = [
         Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=extent) for part, extent in parts
     ]
-    block_row, *_, step, lane = loop_vars
+    block_row = loop_vars[0]
+    step, thread = loop_vars[2 if per_block > 1 else 1], loop_vars[3 if per_block > 1 else 2]
+    lane = loop_vars[-1] if lanes > 1 else None
     row = block_row if per_block == 1 else block_row * IntImm(per_block) + loop_vars[1]
     if per_block > 1 and walk.rows % per_block:
         # A warp past the last row loads the last row again: finish_schedule clamps
         # the rows of cross-thread Reduces the same way (every warp must reach the
         # combine), and such a warp then folds and stores that row's values bit for bit.
         row = Min(row, IntImm(walk.rows - 1))
-    extents = (walk.rows, walk.steps, walk.threads)
-    ivs = [Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=n) for k, n in enumerate(extents)]
-    col = ivs[1] * IntImm(walk.threads) + ivs[2]
+    ivs = [
+        Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=n)
+        for k, n in enumerate(walk.cache_shape)
+    ]
+    col = walk.column(ivs[1], ivs[2], ivs[3] if lanes > 1 else None)
     at = {**walk.unflat(ivs[0], walk.kept), **walk.unflat(col, walk.axes)}
     indices = [at[d] for d in range(len(walk.shape))]
     value: Store | IfThenElse = Store(cache, Load(buffer, indices), ivs)
-    if walk.steps * walk.threads != walk.cols:
+    guarded = walk.steps * walk.threads * lanes != walk.cols
+    if guarded and lanes == 1:
         value = IfThenElse(LT(col, IntImm(walk.cols)), value)
     read_vars = [Var(f"{buffer.name}_d{i}", lower=0, upper=n) for i, n in enumerate(walk.shape)]
     block = ScheduleBlock(
@@ -383,8 +454,14 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
         name,
         value,
     )
-    nest: For | ScheduleBlockRealize = ScheduleBlockRealize([row, step, lane], block)
-    nest = For(lane, 0, walk.threads, ForType.SERIAL, nest, THREAD_AXIS)
+    values: list[Expr] = [row, step, thread] + ([lane] if lane is not None else [])
+    nest: For | ScheduleBlockRealize | IfThenElse = ScheduleBlockRealize(values, block)
+    if lane is not None:
+        if guarded:
+            # Around the block, in the loop vars: codegen issues the vector load under it.
+            nest = IfThenElse(LT(walk.column(step, thread, lane), IntImm(walk.cols)), nest)
+        nest = For(lane, 0, lanes, ForType.VECTORIZED, nest)
+    nest = For(thread, 0, walk.threads, ForType.SERIAL, nest, THREAD_AXIS)
     nest = For(step, 0, walk.steps, ForType.UNROLLED, nest)
     if per_block > 1:
         nest = For(loop_vars[1], 0, per_block, ForType.SERIAL, nest, WARP_ROW_AXIS)

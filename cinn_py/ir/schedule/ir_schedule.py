@@ -16,6 +16,7 @@ from cinn_py.ir.schedule import (
     cache_read,
     compute_location,
     for_kind,
+    grid_reduce,
     loop_transformation,
     reduction,
 )
@@ -149,15 +150,34 @@ class IRSchedule:
     # ---- reductions and memory -------------------------------------------------------
 
     def factorize_reduction(
-        self, block: BlockRef | str, threads: int, thread_axis: str = "threadIdx.x"
+        self,
+        block: BlockRef | str,
+        threads: int,
+        thread_axis: str = "threadIdx.x",
+        lanes: int = 1,
     ) -> None:
         """Splits every outermost Reduce of `block` into per-thread partials over a
-        stride of `threads` and a cross-thread combine over `thread_axis`."""
+        stride of `threads` (runs of `lanes` consecutive elements, a vector, per step)
+        and a cross-thread combine over `thread_axis`."""
         ref = BlockRef(_block_name(block))
-        self._func = reduction.factorize_reduction(self._func, ref.name, threads, thread_axis)
-        self._record(
-            "factorize_reduction", {"block": ref, "threads": threads, "thread_axis": thread_axis}
+        self._func = reduction.factorize_reduction(
+            self._func, ref.name, threads, thread_axis, lanes
         )
+        inputs = {"block": ref, "threads": threads, "thread_axis": thread_axis}
+        if lanes != 1:
+            inputs["lanes"] = lanes
+        self._record("factorize_reduction", inputs)
+
+    def grid_reduce(self, chunk_size: int) -> tuple[LoopRef, LoopRef]:
+        """Spreads the reductions of the whole function over several thread blocks per
+        row: chunks of `chunk_size` elements folded into workspace partials, and the
+        function's blocks run for each row by the last block to finish, which folds the
+        partials in index order (`grid_reduce.py`). Every block must be a single store
+        under at most one loop over the rows. Returns the new row and chunk loops."""
+        self._func, row, chunk = grid_reduce.grid_reduce(self._func, chunk_size)
+        outputs = (LoopRef(row), LoopRef(chunk))
+        self._record("grid_reduce", {"chunk_size": chunk_size}, outputs)
+        return outputs
 
     def set_buffer(self, block: BlockRef | str, memory_type: str) -> None:
         """Moves the temp buffer `block` stores to "global" or "local" memory."""
@@ -172,19 +192,23 @@ class IRSchedule:
         axes: Sequence[int],
         threads: int,
         rows_per_block: int = 1,
+        lanes: int = 1,
     ) -> BlockRef:
         """Keeps input `buffer` in `memory_type` ("local": each thread's registers) for
         a row walk over its dims `axes` by `threads` threads, the rows on blockIdx.x
-        (times `rows_per_block`, plus threadIdx.y, when a block takes several rows): a
-        new block, first, loads each thread's elements once, and every read of `buffer`
+        (times `rows_per_block`, plus threadIdx.y, when a block takes several rows),
+        each thread taking `lanes` consecutive elements (a vector) per step: a new
+        block, first, loads each thread's elements once, and every read of `buffer`
         becomes a read of them. Returns the new block (its buffer has the same name)."""
         axes = tuple(axes)
         self._func, name = cache_read.cache_read(
-            self._func, buffer, memory_type, axes, threads, rows_per_block
+            self._func, buffer, memory_type, axes, threads, rows_per_block, lanes
         )
         output = BlockRef(name)
         inputs = {"buffer": buffer, "memory_type": memory_type, "axes": axes, "threads": threads}
         if rows_per_block != 1:
             inputs["rows_per_block"] = rows_per_block
+        if lanes != 1:
+            inputs["lanes"] = lanes
         self._record("cache_read", inputs, output)
         return output

@@ -17,12 +17,23 @@ are linearized first (row-major); with at most one element per thread there is n
 partial loop. The value is unchanged, so the interpreter runs the result as it runs the
 original.
 
+With `lanes` V > 1 each thread takes V consecutive elements per step (a 16-byte vector
+of the row): the partial runs over (r_o, r_v) at `(r_o * T + r_t) * V + r_v`, r_v
+innermost, guarded by `< C` when ceil(C / (T * V)) * T * V != C. The row schedule's
+register cache and full blocks walk the same positions, so each thread's elements are
+one aligned vector per step. V = 1 is the walk above, node for node.
+
 The combine may run over threadIdx.y instead (the column schedule): the block is then
 inside a loop bound to threadIdx.x (its output elements spread over the x lanes), the
 TY threads of one x lane fold the strided partials of that lane's element, and codegen
 combines them through shared memory (`cinn_block_reduce_y<TX, TY>`). TY is then any
 power of two from 2 to 1024 (a 2-D block of TX x TY threads; codegen checks the
 product against CUDA's 1024).
+
+An ArgReduce (argmax / argmin) is factorized too (`arg_reduction.py`): each thread's
+serial search of its strided share keeps (best value, position), and the pairs are
+combined across the threads (`cinn_block_arg_reduce`, `cinn_block_arg_reduce_y`); the
+node keeps its original positions, so its value is the serial one's.
 """
 
 from __future__ import annotations
@@ -30,14 +41,16 @@ from __future__ import annotations
 import math
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import LT, Div, Expr, IntImm, Mod, Reduce, Select, Var
+from cinn_py.ir.expr import LT, ArgReduce, Expr, IntImm, Reduce, Select, Var
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
     find_realize,
     replace,
     substitute,
     taken_names,
+    unflatten,
 )
+from cinn_py.ir.schedule.arg_reduction import factorize_arg_reduce
 from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize
 from cinn_py.ir.visitor import Mutator
 
@@ -50,14 +63,20 @@ shuffles); two along y (a combine of one thread would be no combine)."""
 
 
 def factorize_reduction(
-    func: LoweredFunc, block_name: str, threads: int, thread_axis: str = "threadIdx.x"
+    func: LoweredFunc,
+    block_name: str,
+    threads: int,
+    thread_axis: str = "threadIdx.x",
+    lanes: int = 1,
 ) -> LoweredFunc:
     """Rewrites every outermost Reduce of block `block_name` into per-thread partials over
-    a stride of `threads` and a cross-thread combine over `thread_axis`.
+    a stride of `threads` (runs of `lanes` consecutive elements) and a cross-thread
+    combine over `thread_axis`.
 
     `thread_axis` is threadIdx.x (`threads` a power of two from 32, a warp, to 1024) or
     threadIdx.y (a power of two from 2 to 1024); the block must not be inside a loop
-    bound to `thread_axis` (each thread already takes part)."""
+    bound to `thread_axis` (each thread already takes part). `lanes` is a positive int
+    (the row schedule's vector width)."""
     realize, path = find_realize(func, block_name, PRIMITIVE)
     low = MIN_THREADS.get(thread_axis)
     if low is None:
@@ -77,6 +96,8 @@ def factorize_reduction(
             block_name,
             f"threads must be a power of two from {low} to {MAX_THREADS}, got {threads!r}",
         )
+    if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1:
+        raise ScheduleError(PRIMITIVE, block_name, f"lanes must be a positive int, got {lanes!r}")
     for node in path:
         bind = getattr(node, "bind_info", None)
         if bind is not None and bind.value == thread_axis:
@@ -86,7 +107,7 @@ def factorize_reduction(
                 f"the block is inside loop {node.loop_var.name}, bound to {thread_axis}; "
                 "a cross-thread reduction needs every thread of the block",
             )
-    rewriter = _Factorize(threads, thread_axis, taken_names(func), block_name)
+    rewriter = _Factorize(threads, thread_axis, taken_names(func), block_name, lanes)
     block = realize.schedule_block
     body = rewriter.visit(block.body)
     if not rewriter.count:
@@ -100,15 +121,25 @@ def factorize_reduction(
 class _Factorize(Mutator):
     """Rewrites the outermost Reduces (the ones inside them are part of their body)."""
 
-    def __init__(self, threads: int, thread_axis: str, taken: set[str], block: str) -> None:
+    def __init__(
+        self, threads: int, thread_axis: str, taken: set[str], block: str, lanes: int = 1
+    ) -> None:
         self.threads = threads
         self.thread_axis = thread_axis
         self.taken = taken
         self.block = block
         self.count = 0
+        self.lanes = lanes
+        """Consecutive elements a thread takes per step."""
 
     def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> ScheduleBlockRealize:
         return node  # a nested block is scheduled on its own
+
+    def visit_ArgReduce(self, node: ArgReduce) -> Expr:
+        # (value, position) partials and a pair combine: arg_reduction.py. One element
+        # per step whatever `lanes` is (the search compares and moves one at a time).
+        self.count += 1
+        return factorize_arg_reduce(node, self.threads, self.thread_axis, self.taken, self.block)
 
     def visit_Reduce(self, node: Reduce) -> Expr:
         if node.thread_axis is not None:
@@ -127,25 +158,25 @@ class _Factorize(Mutator):
         self.count += 1
         total = math.prod(extents)
         dtype = node.reduce_axis[0].dtype
-        steps = max(1, -(-total // self.threads))
+        threads, lanes = self.threads, self.lanes
+        steps = max(1, -(-total // (threads * lanes)))
         base = node.reduce_axis[0].name
-        lane = Var(fresh_name(f"{base}_t", self.taken), dtype, 0, self.threads)
-        if steps == 1:  # one element per thread at most: no partial loop
-            outer = None
-            flat: Expr = lane
+        lane = Var(fresh_name(f"{base}_t", self.taken), dtype, 0, threads)
+        axes: list[Var] = []
+        if steps == 1:  # one step per thread at most: no step loop
+            vector: Expr = lane
         else:
             outer = Var(fresh_name(f"{base}_o", self.taken), dtype, 0, steps)
-            flat = outer * IntImm(self.threads, dtype) + lane
-        mapping: dict[str, Expr] = {}
-        stride = total
-        for i, (var, extent) in enumerate(zip(node.reduce_axis, extents, strict=True)):
-            stride //= extent
-            index = flat if stride == 1 else Div(flat, IntImm(stride, dtype))
-            if i > 0:
-                index = Mod(index, IntImm(extent, dtype))
-            mapping[var.name] = index
-        body = substitute(node.body, mapping)
-        if steps * self.threads != total:
+            axes.append(outer)
+            vector = outer * IntImm(threads, dtype) + lane
+        if lanes == 1:
+            flat = vector
+        else:
+            inner = Var(fresh_name(f"{base}_v", self.taken), dtype, 0, lanes)
+            axes.append(inner)
+            flat = vector * IntImm(lanes, dtype) + inner
+        body = substitute(node.body, unflatten(flat, node.reduce_axis))
+        if steps * threads * lanes != total:
             body = Select(LT(flat, IntImm(total, dtype)), body, node.init)
-        partial = body if outer is None else Reduce(node.reduce_type, node.init, body, [outer])
+        partial = Reduce(node.reduce_type, node.init, body, axes) if axes else body
         return Reduce(node.reduce_type, node.init, partial, [lane], self.thread_axis)

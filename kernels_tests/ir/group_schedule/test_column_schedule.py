@@ -129,17 +129,160 @@ def test_threads_along_y(shape, axes, target, threads_y):
     assert column_threads(RowPattern(shape, axes), target) == threads_y
 
 
-def test_other_blocks_keep_the_group_off_the_column_schedule():
+def test_what_reads_a_reduction_back_and_argmax_take_it():
     mean, pattern = lowered(reduction((300, 40), (0,), False, ops=("mean",)))
-    assert mean.temp_buffers and not wants_column_schedule(mean, pattern, EMU)  # row schedule
-    assert auto_schedule(mean, EMU, pattern).launch.blocks == 40  # one block per output
+    assert mean.temp_buffers and wants_column_schedule(mean, pattern, EMU)  # sum, then * 1/N
+    assert auto_schedule(mean, EMU, pattern).launch == ColumnLaunch(
+        threads=32, blocks=2, steps=1, threads_y=32
+    )
     program = Program()
     b = Builder(program)
     x = b.op("pd_op.data", name="x", shape=[300, 40], dtype=F32)
     b.op("pd_op.argmax", x, b.op("pd_op.full", shape=[1], value=0, dtype=DataType.INT64))
     arg, pattern = lowered(program)
-    assert not wants_column_schedule(arg, pattern, EMU)  # ArgReduce: serial per output
-    assert auto_schedule(arg, EMU, pattern).launch.threads == 64
+    assert wants_column_schedule(arg, pattern, EMU)  # ArgReduce: (value, position) pairs
+    launch = auto_schedule(arg, EMU, pattern).launch
+    assert launch == ColumnLaunch(threads=32, blocks=2, steps=1, threads_y=32)
+
+
+def normalize_columns(shape, axes, dtype=F32, affine=False) -> Program:
+    """Batch-norm's training arithmetic over `axes` (the kept innermost dim the
+    channels): mean, centered variance, (x - mean) * rsqrt(var + eps) [* w + b]; the
+    normalized x, the mean and the variance are outputs."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    if dtype is not F32:
+        x = b.op("pd_op.cast", x, dtype=F32)
+    mean = b.op("pd_op.mean", x, b.op("pd_op.full_int_array", value=list(axes)), keepdim=True)
+    centered = b.op("pd_op.subtract", x, mean)
+    square = b.op("pd_op.multiply", centered, centered)
+    var = b.op("pd_op.mean", square, b.op("pd_op.full_int_array", value=list(axes)), keepdim=True)
+    eps = b.op("pd_op.full", shape=[1], value=1e-5, dtype=F32)
+    rstd = b.op("pd_op.rsqrt", b.op("pd_op.add", var, eps))
+    out = b.op("pd_op.multiply", centered, rstd)
+    if affine:
+        channels = [shape[-1]]
+        w = b.op("pd_op.data", name="w", shape=channels, dtype=F32)
+        bias = b.op("pd_op.data", name="b", shape=channels, dtype=F32)
+        out = b.op("pd_op.add", b.op("pd_op.multiply", out, w), bias)
+    if dtype is not F32:
+        out = b.op("pd_op.cast", out, dtype=dtype)
+    for col, (name, value) in enumerate((("out", out), ("mean", mean), ("var", var))):
+        b.op("pd_op.fetch", value, name=name, col=col)
+    return program
+
+
+NORMALIZE_CASES = {
+    # id: (shape, axes, dtype, affine)
+    "nc-f32": ((300, 40), (0,), F32, False),
+    "nc-f32-affine": ((129, 96), (0,), F32, True),
+    "nhwc-f32": ((7, 5, 3, 64), (0, 1, 2), F32, True),
+    "nc-f16": ((200, 48), (0,), F16, False),
+    "nc-bf16-affine": ((100, 64), (0,), BF16, True),
+    "exact-multiples": ((256, 128), (0,), F32, False),
+}
+
+
+@pytest.mark.parametrize("case", NORMALIZE_CASES, ids=NORMALIZE_CASES)
+def test_a_group_that_reads_its_column_reductions_back(case):
+    """One 2-D-block kernel: the reductions' totals stay in registers (set_buffer local)
+    and the full-shaped values walk their columns the way the partials did."""
+    shape, axes, dtype, affine = NORMALIZE_CASES[case]
+    program = normalize_columns(shape, axes, dtype, affine)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    x = float32_to_bfloat16(x) if dtype is BF16 else x.astype(dtype.numpy)
+    feeds = {"x": x}
+    if affine:
+        feeds["w"] = rng.uniform(0.5, 1.5, shape[-1]).astype(np.float32)
+        feeds["b"] = rng.uniform(-1, 1, shape[-1]).astype(np.float32)
+    exe = cinn_py.compile(program, target="cuda-emu")
+    (kernel,) = exe.kernels
+    assert kernel.block == (32, column_threads(RowPattern(shape, axes), EMU), 1)
+    assert "cinn_block_reduce_y<32, " in exe.cuda_source
+    got = exe.run(feeds)
+    want = run_reference(program, feeds)
+    for (name, value), expected in zip(got.items(), want, strict=True):
+        kind = "bfloat16" if np.asarray(expected).dtype == np.uint16 else None
+        result = compare(np.asarray(value), np.asarray(expected), kind)
+        assert result.ok, f"{name}: {result}"
+
+
+COLUMN_READ_BACK = """\
+function fn_group_0 (var_0, var_4)
+ScheduleBlock(root)
+{
+  {
+    thread_bind[blockIdx.x] for (i_0_i_1_fused_0, 0, 2)
+    {
+      thread_bind[threadIdx.x] for (i_0_i_1_fused_1, 0, 32)
+      {
+        ScheduleBlock(var_1_tmp)
+        {
+          i0_0, i1_0 = axis.bind(0, cinn_min(((i_0_i_1_fused_0 * 32) + i_0_i_1_fused_1), 39))
+          read_buffers(var_0[r_0(0:70), i1_0(0:40)])
+          write_buffers(var_1_tmp[i0_0(0:1), i1_0(0:40)])
+          var_1_tmp[i0_0, i1_0] = Reduce(sum across threadIdx.y, Reduce(sum, select((((r_0_o * 16) + r_0_t) < 70), var_0[((r_0_o * 16) + r_0_t), i1_0], 0.00000000f),0.00000000f),0.00000000f)
+        }
+      }
+    }
+    thread_bind[blockIdx.x] for (i_3_0, 0, 2)
+    {
+      thread_bind[threadIdx.x] for (i_3_1, 0, 32)
+      {
+        serial for (i_2_0, 0, 5)
+        {
+          thread_bind[threadIdx.y] for (i_2_1, 0, 16)
+          {
+            if (((((i_2_0 * 16) + i_2_1) < 70) and (((i_3_0 * 32) + i_3_1) < 40))) {
+              ScheduleBlock(var_4)
+              {
+                i0_1, i1_1 = axis.bind(((i_2_0 * 16) + i_2_1), ((i_3_0 * 32) + i_3_1))
+                read_buffers(var_0[i0_1(0:70), i1_1(0:40)], var_1_tmp[var_1_tmp_d0(0:1), i1_1(0:40)])
+                write_buffers(var_4[i0_1(0:70), i1_1(0:40)])
+                var_4[i0_1, i1_1] = (var_0[i0_1, i1_1] - (var_1_tmp[0, i1_1] / 70.0000000f))
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}"""  # noqa: E501
+
+
+def test_golden_column_read_back():
+    """x - mean(x, axis=0, keepdim) of [70, 40]: the sum in a register of each (x, y)
+    thread, the subtraction walking rows y, y + 16, ... of its lane's column."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[70, 40], dtype=F32)
+    mean = b.op("pd_op.mean", x, b.op("pd_op.full_int_array", value=[0]), keepdim=True)
+    b.op("pd_op.subtract", x, mean)
+    func, pattern = lowered(program)
+    result = auto_schedule(func, EMU, pattern)
+    assert print_ir(result.func) == COLUMN_READ_BACK
+    assert result.launch == ColumnLaunch(threads=32, blocks=2, steps=1, threads_y=16)
+    assert [b.memory_type.value for b in result.func.temp_buffers] == ["local"]
+    assert structural_equal(result.replay(func), result.func)
+    x_value = feed((70, 40), F32)
+    buffers = {"var_0": x_value, "var_4": np.zeros((70, 40), np.float32)}
+    run_function(result.func, buffers)
+    np.testing.assert_allclose(buffers["var_4"], x_value - x_value.mean(0), rtol=1e-5, atol=1e-6)
+
+
+def test_column_read_back_compiles_with_nvrtc():
+    program = normalize_columns((8192, 1024), (0,), F16, affine=True)
+    stages = PIRCompiler(program, "cuda", arch="sm_90").stages()
+    (kernel,) = stages.source.kernels
+    assert kernel.grid == (32, 1, 1) and kernel.block == (32, 32, 1)
+    for arch in ("sm_80", "sm_90"):
+        try:
+            cubin = nvrtc.compile(stages.source.source, arch, name="column_read_back.cu")
+        except (FileNotFoundError, OSError, ImportError) as error:
+            pytest.skip(f"NVRTC is not available: {error}")
+        assert cubin[:4] == b"\x7fELF"
 
 
 # ---- trace, IR, launch ----------------------------------------------------------------------------
@@ -323,8 +466,7 @@ def test_max_and_min_keep_nan(dtype):
 @pytest.mark.parametrize(
     ("shape", "axes", "keepdim", "ops"),
     [
-        ((300, 40), (0,), False, ("mean",)),  # reads its sum back: the row schedule
-        ((3, 64, 33), (1,), True, ("mean",)),
+        ((3, 64, 33), (1,), True, ("mean",)),  # innermost kept extent 33, mean: 8 threads on y
         ((1, 40), (0,), True, ("sum", "max")),  # extents of 1: the flat schedule
         ((300, 1), (0,), False, ("sum",)),
     ],

@@ -1,5 +1,6 @@
-"""The row schedule of reduction groups: its trace (golden), the launch, when it is
-chosen, and refusals."""
+"""The row schedule of reduction groups: its trace (golden, scalar and vector walks),
+the vector lanes and threads it picks, the launch, which inputs it keeps in registers,
+when it is chosen, and refusals."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.reduce_schedule import threads_for, wants_row_schedule
+from cinn_py.ir.group_schedule.reduce_schedule import (
+    lanes_for,
+    threads_for,
+    wants_row_schedule,
+)
 from cinn_py.ir.visitor import structural_equal
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.passes import PassManager
@@ -54,7 +59,8 @@ cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128) -> var_0_loca
 
 
 def test_softmax_row_schedule_trace_and_launch():
-    func, pattern = lowered(SOFTMAX.format(r=16, c=500))
+    """499 cols: odd, so V = 1, the scalar walk."""
+    func, pattern = lowered(SOFTMAX.format(r=16, c=499))
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     assert str(result.trace) == SOFTMAX_TRACE
     assert (result.launch.blocks, result.launch.threads) == (16, 128)
@@ -62,12 +68,120 @@ def test_softmax_row_schedule_trace_and_launch():
     assert structural_equal(result.replay(func), result.func)
 
 
+SOFTMAX_TRACE_V8 = """\
+fuse(loops=[i_0, i_1]) -> i_0_i_1_fused
+bind(loop=i_0_i_1_fused, thread_axis=blockIdx.x)
+factorize_reduction(block=var_2_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
+fuse(loops=[i_2, i_3]) -> i_2_i_3_fused
+bind(loop=i_2_i_3_fused, thread_axis=blockIdx.x)
+factorize_reduction(block=var_7_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
+bind(loop=i_4, thread_axis=blockIdx.x)
+split(loop=i_5, factors=[4, 128, 8]) -> [i_5_0, i_5_1, i_5_2]
+vectorize(loop=i_5_2, factor=8)
+bind(loop=i_5_1, thread_axis=threadIdx.x)
+set_buffer(block=var_2_tmp, memory_type=local)
+set_buffer(block=var_7_tmp, memory_type=local)
+cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128, lanes=8) -> var_0_local"""
+
+
+def test_float16_softmax_walks_rows_in_vectors_of_8():
+    """4000 float16 cols: V = 8 (16 bytes), 500 vectors, T = 128 (about 4 a thread)."""
+    text = SOFTMAX.format(r=16, c=4000).replace("float32", "float16").replace("xf32", "xf16")
+    func, pattern = lowered(text)
+    result = auto_schedule(func, TargetInfo.cuda(), pattern)
+    assert str(result.trace) == SOFTMAX_TRACE_V8
+    assert (result.launch.blocks, result.launch.threads) == (16, 128)
+    cache = result.func.temp_buffers[-1]
+    assert [d.value for d in cache.shape] == [16, 4, 128, 8] and cache.register_dims == (1, 3)
+    assert structural_equal(result.replay(func), result.func)
+
+
+ROW_SUM_TRACE_V4 = """\
+bind(loop=i_0, thread_axis=blockIdx.x)
+factorize_reduction(block=var_2, threads=64, thread_axis=threadIdx.x, lanes=4)
+cache_read(buffer=var_0, memory_type=local, axes=[1], threads=64, lanes=4) -> var_0_local"""
+
+
 @pytest.mark.parametrize(
-    ("cols", "threads"),
-    [(1, 32), (7, 32), (128, 32), (129, 64), (1000, 256), (4096, 1024), (10**6, 1024)],
+    ("cols", "trace"),
+    [
+        (1024, ROW_SUM_TRACE_V4),  # 4 steps of 16 bytes a thread: cached for its loads
+        (1023, None),  # V = 1: a single pass gains nothing from registers
+        (32768, None),  # 8 steps of 16 bytes: past the single-pass budget of 64 bytes
+    ],
 )
-def test_threads_per_row(cols, threads):
-    assert threads_for(cols, TargetInfo.cuda()) == threads
+def test_a_row_sum_caches_its_input_for_vector_loads(cols, trace):
+    func, pattern = lowered(ROW_SUM.format(r=8, c=cols, axis=-1, out=8))
+    result = auto_schedule(func, TargetInfo.cuda(), pattern)
+    cached = "cache_read" in str(result.trace)
+    assert cached == (trace is not None), str(result.trace)
+    if trace is not None:
+        assert str(result.trace) == trace
+
+
+@pytest.mark.parametrize(
+    ("cols", "lanes", "threads"),
+    [
+        (1, 1, 32),
+        (7, 1, 32),
+        (128, 1, 32),
+        (129, 1, 64),
+        (1000, 1, 256),
+        (4096, 1, 1024),
+        (10**6, 1, 1024),
+        (512, 4, 32),  # 128 vectors: a warp's 4 each
+        (516, 4, 64),
+        (4096, 4, 256),
+        (8192, 4, 512),
+        (8192, 8, 256),
+        (4096, 8, 128),
+        (10**6, 8, 1024),
+    ],
+)
+def test_threads_per_row(cols, lanes, threads):
+    assert threads_for(cols, TargetInfo.cuda(), lanes) == threads
+
+
+@pytest.mark.parametrize(
+    ("dtype", "cols", "lanes"),
+    [
+        ("float32", 4096, 4),
+        ("float16", 4096, 8),
+        ("bfloat16", 8192, 8),
+        ("float64", 4096, 2),
+        ("int32", 4096, 4),
+        ("float16", 4100, 4),  # 4 divides the row, 8 does not
+        ("float16", 6, 2),
+        ("float32", 1, 1),
+        ("float32", 499, 1),
+    ],
+)
+def test_vector_lanes_per_row(dtype, cols, lanes):
+    suffix = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64"}
+    suffix["int32"] = "i32"
+    text = ROW_SUM.format(r=8, c=cols, axis=-1, out=8)
+    text = text.replace("float32", dtype).replace("xf32", "x" + suffix[dtype])
+    text = text.replace("tensor<8xi32>", "tensor<8xi64>")  # an int32 sum is int64
+    func, pattern = lowered(text)
+    assert lanes_for(func, pattern) == lanes
+
+
+def test_vector_lanes_follow_the_narrowest_full_shaped_argument():
+    """A float16 input summed into float32 (a cast fused in): 8 lanes, one 16-byte load
+    of the input a step; a column reduction's strided row takes no vectors."""
+    text = """{
+    (%0) = "pd_op.data" () {dtype:float16,name:"x",place:Place(undefined:0),shape:[8,256],stop_gradient:[true]} : () -> tensor<8x256xf16>
+    (%1) = "pd_op.cast" (%0) {dtype:float32,stop_gradient:[true]} : (tensor<8x256xf16>) -> tensor<8x256xf32>
+    (%2) = "pd_op.exp" (%1) {stop_gradient:[true]} : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.sum" (%2, %3) {dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<8x256xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    (%5) = "pd_op.divide" (%2, %4) {stop_gradient:[true]} : (tensor<8x256xf32>, tensor<8x1xf32>) -> tensor<8x256xf32>
+}
+"""  # noqa: E501
+    func, pattern = lowered(text)
+    assert lanes_for(func, pattern) == 8
+    columns, pattern = lowered(ROW_SUM.format(r=300, c=8, axis=0, out=8))
+    assert lanes_for(columns, pattern) == 1
 
 
 def test_which_groups_take_the_row_schedule():
@@ -99,7 +213,9 @@ def test_a_reduction_of_another_shape_is_refused():
         (20, 100, 3, (32, 8, 1)),
         (3, 100, 1, (32, 4, 1)),
         (1, 100, 1, (32, 1, 1)),
-        (20, 300, 20, (128, 1, 1)),
+        (20, 300, 3, (32, 8, 1)),  # 75 vectors of 4: a warp
+        (20, 301, 20, (128, 1, 1)),  # V = 1: 301 elements
+        (20, 1200, 20, (128, 1, 1)),  # 300 vectors of 4
     ],
 )
 def test_short_rows_take_a_warp_each_several_per_block(rows, cols, grid, block):

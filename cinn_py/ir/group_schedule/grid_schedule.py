@@ -1,0 +1,175 @@
+"""The grid schedule of a reduction group whose rows are too few to fill the GPU.
+
+The row schedule gives each row one thread block. A reduce-all (sum of [8192, 8192]
+to 0-D) is one row: one block of 1024 threads, one SM of 132, 64M elements walked by
+1024 threads. The grid schedule gives each row G blocks instead, in one kernel:
+
+    blockIdx.x   the row (kept dims fused)
+    blockIdx.y   the chunk: G chunks of L = steps * T consecutive elements of the row
+    threadIdx.x  T threads striding over the chunk (the row schedule's walk)
+
+    stage 1   every block folds its chunk (serial partials, `cinn_block_reduce`) and
+              stores one partial per Reduce to a workspace buffer `X_partials[row, c]`,
+              then counts itself in `F_semaphore[row]` (`last_block_done`: fence, then
+              one atomicAdd)
+    stage 2   the block that arrives last folds the G partials in index order (strided
+              over its threads, a block reduce: an order fixed by index, not by arrival),
+              stores the output and runs the rest of the group for the row (a mean's
+              divide, a cast), and resets the counter; the other blocks store nothing
+
+So the result is bit-identical from run to run, for every reduce kind and dtype: two
+stages always, no float atomics (`docs/AUTO_SCHEDULE.md`). The primitives: fuse each
+block's loops, `grid_reduce(L)` (the two stages), `bind` (blockIdx.x, blockIdx.y),
+`factorize_reduction` on every partial and combine, `set_buffer local` on the temps.
+
+Which groups (`wants_grid_schedule`, asked before the row schedule): the reduced dims
+are innermost (a row of contiguous elements; a reduce-all always is), every block is a
+single store of a row-shaped value (keepdim or dropped), its value either holding
+`Reduce`s (not ArgReduce) whose bodies read no other block's result, or holding none
+(a row-shaped epilogue, which may read the reductions); and G >= 2 (`grid_plan`). A
+group that reads a reduction back at full shape (a softmax over everything: x - max
+needs the max before any chunk can go on) would need a grid-wide barrier inside the
+kernel, so it keeps the one-block row schedule, as do argmax / argmin and groups with
+full-shaped or other outputs.
+"""
+
+from __future__ import annotations
+
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import ArgReduce, Reduce
+from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all
+from cinn_py.ir.group_schedule.launch_config import GridLaunch
+from cinn_py.ir.group_schedule.reduce_schedule import threads_for
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.row_pattern import RowPattern
+from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.schedule.analysis import (
+    all_loads,
+    loops_in,
+    realizes,
+    single_store,
+    storage_name,
+)
+from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.ir.visitor import Visitor
+
+CHUNK_AXIS = "blockIdx.y"
+MIN_STEPS = 4
+"""Each thread folds at least this many elements of its chunk, so a chunk's fold
+outweighs the block's share of the combine (a partial store, a fence, an atomic)."""
+THREADS_PER_SM = 2048
+"""Resident threads per SM (sm_80, sm_90): 2 blocks of 1024."""
+WAVES = 2
+"""Resident blocks the grid asks for per slot: enough to even out the tail."""
+
+
+def grid_plan(pattern: RowPattern, target: TargetInfo) -> GridLaunch | None:
+    """The launch of the grid schedule for `pattern` on `target`, or None when one block
+    per row is enough: T = the row schedule's threads for the row, G chunks per row so
+    that rows * G blocks fill the target WAVES times over (sm_count * 2048 / T blocks a
+    wave), at most cols / (MIN_STEPS * T) (enough work per thread) and the grid's y
+    limit; then L = steps * T elements per chunk and G = ceil(cols / L)."""
+    rows, cols = pattern.rows, pattern.cols
+    if rows < 1 or cols < 1:
+        return None
+    threads = threads_for(cols, target)
+    fill = target.sm_count * max(1, THREADS_PER_SM // threads) * WAVES
+    chunks = min(-(-fill // rows), cols // (MIN_STEPS * threads), target.max_grid_dims[1])
+    if chunks < 2:
+        return None
+    steps = -(-cols // (chunks * threads))
+    chunks = -(-cols // (steps * threads))
+    if chunks < 2:
+        return None
+    return GridLaunch(threads=threads, blocks=rows, steps=steps, chunks=chunks)
+
+
+def wants_grid_schedule(func: LoweredFunc, pattern: RowPattern, target: TargetInfo) -> bool:
+    """Whether `func` (lowered from a group with `pattern`) takes the grid schedule (see
+    the module docstring for the rule)."""
+    if not pattern.innermost or grid_plan(pattern, target) is None:
+        return False
+    return grid_problem(func, pattern) is None
+
+
+def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
+    """Why the blocks of `func` cannot take the grid schedule, or None when they can."""
+    temps = {b.name for b in func.temp_buffers}
+    reduces = 0
+    for realize, path in realizes(func):
+        block = realize.schedule_block
+        store = single_store(block)
+        if store is None:
+            return f"block {block.name} is not a single store"
+        shape = []
+        for loop in loops_in(path):
+            extent = getattr(loop.extent, "value", None)
+            if extent is None:
+                return f"block {block.name} has a loop of non-constant extent"
+            shape.append(extent)
+        if not pattern.is_row(tuple(shape)):
+            return f"block {block.name} stores shape {shape}, not a row of the pattern"
+        found = _Reduces()
+        found.visit(store.value)
+        for node in found.found:
+            if isinstance(node, ArgReduce):
+                return f"block {block.name} holds an argmax / argmin"
+            length = 1
+            for var in node.reduce_axis:
+                if var.lower != 0 or var.upper is None:
+                    return f"block {block.name} reduces over {var.name} of unknown range"
+                length *= var.upper
+            if length != pattern.cols:
+                return f"block {block.name} reduces {length} elements, not the row's"
+            read = {storage_name(load.tensor) for load in all_loads(node)} & temps
+            if read:
+                return (
+                    f"block {block.name} reads the reduction {sorted(read)[0]} back inside a "
+                    "Reduce (a full-shaped read: it needs a grid-wide barrier)"
+                )
+            reduces += 1
+    if not reduces:
+        return "the function has no Reduce"
+    return None
+
+
+def schedule_grid(
+    func: LoweredFunc, target: TargetInfo, pattern: RowPattern
+) -> tuple[IRSchedule, GridLaunch]:
+    """Applies the grid schedule's primitives (for a function `wants_grid_schedule`
+    accepts); the caller finishes (guards) and traces."""
+    launch = grid_plan(pattern, target)
+    why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern)
+    if why is not None:
+        raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")
+    sch = IRSchedule(func)
+    for block in sch.get_all_blocks():
+        loops = sch.get_loops(block)
+        if len(loops) > 1:
+            fuse_all(sch, loops)
+    row, chunk = sch.grid_reduce(launch.chunk_size)
+    sch.bind(row, BLOCK_AXIS)
+    sch.bind(chunk, CHUNK_AXIS)
+    temps = {b.name for b in func.temp_buffers}
+    for block in sch.get_all_blocks():
+        schedule_block = sch.get(block).schedule_block
+        found = _Reduces()
+        found.visit(schedule_block.body)
+        if found.found:
+            sch.factorize_reduction(block, launch.threads, THREAD_AXIS)
+        store = single_store(schedule_block)
+        if store is not None and storage_name(store.tensor) in temps:
+            sch.set_buffer(block, "local")
+    return sch, launch
+
+
+class _Reduces(Visitor):
+    """The outermost Reduce / ArgReduce nodes of an expression."""
+
+    def __init__(self) -> None:
+        self.found: list[Reduce | ArgReduce] = []
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.found.append(node)
+
+    visit_ArgReduce = visit_Reduce

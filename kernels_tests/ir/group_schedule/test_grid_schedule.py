@@ -1,0 +1,518 @@
+"""The grid schedule of reductions whose rows are too few to fill the GPU: which
+groups take it, its plan for both targets, the `grid_reduce` primitive (golden IR,
+trace replay, the interpreter run twice, its refusals), numbers on cuda-emu against the
+reference executor for every reduce kind and dtype (bit-identical when run again),
+NVRTC for sm_80 / sm_90, and a real GPU where there is one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cinn_py
+from cinn_py.backends import nvrtc
+from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.errors import ScheduleError, UnsupportedOpError
+from cinn_py.hlir.grouping import group_program
+from cinn_py.hlir.naming import NameTable
+from cinn_py.hlir.op_lowering import lower_group
+from cinn_py.hlir.pir_compiler import PIRCompiler
+from cinn_py.ir import expr as e
+from cinn_py.ir import stmt as s
+from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
+from cinn_py.ir.group_schedule.grid_schedule import (
+    grid_plan,
+    grid_problem,
+    schedule_grid,
+    wants_grid_schedule,
+)
+from cinn_py.ir.group_schedule.launch_config import GridLaunch
+from cinn_py.ir.interpreter import run_function
+from cinn_py.ir.printer import print_ir
+from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.visitor import structural_equal
+from cinn_py.pir.builder import Builder
+from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
+from cinn_py.pir.passes import PassManager
+from cinn_py.pir.program import Program
+from cinn_py.reference import run_reference
+from cinn_py.tolerances import compare
+
+CUDA, EMU = TargetInfo.cuda(), TargetInfo.cuda_emu()
+F32, F64, F16, BF16 = DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16
+I32, I64, BOOL = DataType.INT32, DataType.INT64, DataType.BOOL
+ALL2 = (0, 1)
+
+
+def reduction(shape, axes, keepdim=False, dtype=F32, ops=("sum",)) -> Program:
+    """x (shape, dtype) -> each op over `axes`: sibling reductions, one group."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    for op in ops:
+        if op in ("all", "any"):
+            b.op(f"pd_op.{op}", x, axis=list(axes), keepdim=keepdim)
+        else:
+            extra = {"dtype": DataType.UNDEFINED} if op == "sum" else {}
+            axes_value = b.op("pd_op.full_int_array", value=list(axes))
+            b.op(f"pd_op.{op}", x, axes_value, keepdim=keepdim, **extra)
+    return program
+
+
+def lowered(program: Program):
+    PassManager().run(program)
+    (group,) = group_program(program)
+    return lower_group(group, NameTable(program)), group.reduce_pattern
+
+
+def feed(shape, dtype, seed=0, kind="uniform") -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "powers":  # a product exact in any order: mostly 1, a few 2 and 0.5
+        x = np.ones(shape, np.float32).reshape(-1)
+        picks = rng.choice(x.size, 90, replace=False)
+        x[picks[:50]], x[picks[50:]] = 2.0, 0.5
+        return x.reshape(shape).astype(dtype.numpy)
+    if dtype is BOOL:
+        return rng.random(shape) < 0.5
+    if dtype.is_integer:
+        if kind == "signs":  # a product that stays small: +-1 and a few 3
+            x = rng.choice(np.array([-1, 1]), shape).reshape(-1)
+            x[rng.choice(x.size, 9, replace=False)] = 3
+            return x.reshape(shape).astype(dtype.numpy)
+        return rng.integers(-1000, 1000, shape).astype(dtype.numpy)
+    x = rng.uniform(-1.0, 2.0, shape).astype(np.float32)
+    if dtype is BF16:
+        return float32_to_bfloat16(x)
+    return x.astype(dtype.numpy)
+
+
+# ---- the plan and which groups take it ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "target", "plan"),
+    [
+        # 64M elements, one row: 525 blocks of 1024 threads (two waves of 2 per SM)
+        ((8192, 8192), ALL2, CUDA, GridLaunch(threads=1024, blocks=1, steps=125, chunks=525)),
+        ((4, 1 << 20), (1,), CUDA, GridLaunch(threads=1024, blocks=4, steps=8, chunks=128)),
+        ((3, 100003), (1,), EMU, GridLaunch(threads=1024, blocks=3, steps=49, chunks=2)),
+        ((129, 257), ALL2, EMU, GridLaunch(threads=1024, blocks=1, steps=9, chunks=4)),
+        ((2, 5, 4099), (1, 2), EMU, GridLaunch(threads=1024, blocks=2, steps=11, chunks=2)),
+        ((8191,), (0,), EMU, None),  # under 2 * 4 * 1024 elements: one block is enough
+        ((528, 1 << 20), (1,), CUDA, None),  # 528 rows fill the GPU by themselves
+        ((4, 0), (1,), EMU, None),
+    ],
+)
+def test_grid_plan(shape, axes, target, plan):
+    assert grid_plan(RowPattern(shape, axes), target) == plan
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "ops", "why"),
+    [
+        ((129, 257), ALL2, ("sum",), None),
+        ((129, 257), ALL2, ("sum", "max", "mean"), None),  # siblings and an epilogue
+        ((3, 100003), (1,), ("mean",), None),
+        ((2, 5, 4099), (1, 2), ("min",), None),
+        ((129, 257), ALL2, ("argmax",), "argmax"),
+    ],
+)
+def test_which_groups_take_the_grid_schedule(shape, axes, ops, why):
+    if ops == ("argmax",):
+        program = Program()
+        b = Builder(program)
+        x = b.op("pd_op.data", name="x", shape=list(shape), dtype=F32)
+        b.op("pd_op.argmax", x, b.op("pd_op.full", shape=[1], value=0, dtype=I64), flatten=True)
+    else:
+        program = reduction(shape, axes, ops=ops)
+    func, pattern = lowered(program)
+    problem = grid_problem(func, pattern)
+    assert (problem is None) if why is None else (why in problem)
+    result = auto_schedule(func, EMU, pattern)
+    assert isinstance(result.launch, GridLaunch) is (why is None)
+
+
+def test_softmax_over_everything_keeps_the_row_schedule():
+    """x - max(x) reads the reduction back at full shape: every chunk would need the
+    grid-wide max first, which one kernel cannot wait for."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[20000], dtype=F32)
+    b.op("pd_op.softmax", x, axis=0)
+    PassManager().run(program)
+    (group,) = group_program(program)
+    func = lower_group(group, NameTable(program))
+    pattern = group.reduce_pattern
+    assert grid_plan(pattern, EMU) is not None
+    assert "reads the reduction" in grid_problem(func, pattern)
+    assert not wants_grid_schedule(func, pattern, EMU)
+    result = auto_schedule(func, EMU, pattern)
+    assert not isinstance(result.launch, GridLaunch) and result.launch.blocks == 1
+    with pytest.raises(ScheduleError, match="the grid schedule does not apply: block"):
+        schedule_grid(func, EMU, pattern)
+    _check(program, {"x": feed((20000,), F32)}, grid=False)
+
+
+def test_column_patterns_stay_off_the_grid():
+    func, pattern = lowered(reduction((100003, 3), (0,)))
+    assert grid_plan(pattern, EMU) is not None and not pattern.innermost
+    assert not wants_grid_schedule(func, pattern, EMU)
+
+
+# ---- golden IR, trace, replay, interpreter -------------------------------------------------
+
+
+def test_golden_mean_over_long_rows():
+    func, pattern = lowered(reduction((3, 20000), (1,), ops=("mean",)))
+    result = auto_schedule(func, EMU, pattern)
+    assert result.launch == GridLaunch(threads=1024, blocks=3, steps=10, chunks=2)
+    assert str(result.trace) == (
+        "grid_reduce(chunk_size=10240) -> [grid_row, grid_chunk]\n"
+        "bind(loop=grid_row, thread_axis=blockIdx.x)\n"
+        "bind(loop=grid_chunk, thread_axis=blockIdx.y)\n"
+        "factorize_reduction(block=var_1_tmp_partials, threads=1024, thread_axis=threadIdx.x)\n"
+        "factorize_reduction(block=var_1_tmp, threads=1024, thread_axis=threadIdx.x)\n"
+        "set_buffer(block=var_1_tmp, memory_type=local)"
+    )
+    assert print_ir(result.func) == GOLDEN_MEAN_IR
+    assert structural_equal(result.replay(func), result.func)
+    (kernel,) = generate_cuda([result.func]).kernels
+    assert kernel.grid == (3, 2, 1) and kernel.block == (1024, 1, 1)
+    assert [a.io for a in kernel.args][-2:] == [s.ArgIO.WORKSPACE] * 2
+
+
+GOLDEN_MEAN_IR = """\
+function fn_group_0 (var_0, var_3; workspace var_1_tmp_partials float32[3, 2], fn_group_0_semaphore int32[3])
+ScheduleBlock(root)
+{
+  {
+    thread_bind[blockIdx.x] for (grid_row, 0, 3)
+    thread_bind[blockIdx.y] for (grid_chunk, 0, 2)
+    {
+      ScheduleBlock(var_1_tmp_partials)
+      {
+        i0_0, var_1_tmp_partials_c = axis.bind(grid_row, grid_chunk)
+        read_buffers(var_0[i0_0(0:3), r_0(0:20000)])
+        write_buffers(var_1_tmp_partials[i0_0(0:3), var_1_tmp_partials_c(0:2)])
+        var_1_tmp_partials[i0_0, var_1_tmp_partials_c] = Reduce(sum across threadIdx.x, Reduce(sum, select(((((r_0_k_o * 1024) + r_0_k_t) + (var_1_tmp_partials_c * 10240)) < 20000), var_0[i0_0, (((r_0_k_o * 1024) + r_0_k_t) + (var_1_tmp_partials_c * 10240))], 0.00000000f),0.00000000f),0.00000000f)
+      }
+      if (last_block_done(fn_group_0_semaphore[grid_row], 2)) {
+        {
+          ScheduleBlock(var_1_tmp)
+          {
+            i0_0 = axis.bind(grid_row)
+            read_buffers(var_1_tmp_partials[i0_0(0:3), var_1_tmp_partials_k(0:2)])
+            write_buffers(var_1_tmp[i0_0(0:3)])
+            var_1_tmp[i0_0] = Reduce(sum across threadIdx.x, select((var_1_tmp_partials_k_t < 2), var_1_tmp_partials[i0_0, var_1_tmp_partials_k_t], 0.00000000f),0.00000000f)
+          }
+          ScheduleBlock(var_3)
+          {
+            i0_1 = axis.bind(grid_row)
+            read_buffers(var_1_tmp[i0_1(0:3)])
+            write_buffers(var_3[i0_1(0:3)])
+            var_3[i0_1] = (var_1_tmp[i0_1] / 20000.0000f)
+          }
+        }
+      }
+    }
+  }
+}"""
+
+
+def _small_grid(shape, axes, ops, chunk_size, threads=32, dtype=F32):
+    """The primitive by hand on a small function: chunks of `chunk_size`, combined by
+    `threads` threads."""
+    func, _ = lowered(reduction(shape, axes, ops=ops, dtype=dtype))
+    sch = IRSchedule(func)
+    for block in sch.get_all_blocks():
+        loops = sch.get_loops(block)
+        if len(loops) > 1:
+            sch.fuse(loops)
+    row, chunk = sch.grid_reduce(chunk_size)
+    sch.bind(row, "blockIdx.x")
+    sch.bind(chunk, "blockIdx.y")
+    for block in sch.get_all_blocks():
+        if "Reduce(" in print_ir(sch.get(block).schedule_block):
+            sch.factorize_reduction(block, threads)
+    return func, sch
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "ops", "chunk_size"),
+    [
+        ((3, 40), (1,), ("sum", "max"), 7),  # 6 chunks, the last one 5 long
+        ((2, 5, 9), (1, 2), ("min", "prod"), 45),  # exactly 2 chunks... of 45: one row each
+        ((6, 7), ALL2, ("sum",), 10),  # reduce-all: 5 chunks of 10, the last 2
+        ((6, 7), ALL2, ("mean",), 8),  # a temp, read back by the epilogue
+    ],
+)
+def test_primitive_in_the_interpreter_run_twice(shape, axes, ops, chunk_size):
+    if chunk_size >= np.prod([shape[a] for a in axes]):
+        chunk_size = chunk_size // 2
+    func, sch = _small_grid(shape, axes, ops, chunk_size)
+    x = feed(shape, F32, kind="powers" if "prod" in ops else "uniform")
+    want = {a.name: np.zeros([d.value for d in a.value.shape], np.float32) for a in func.args[1:]}
+    run_function(func, {func.args[0].name: x, **want})
+    work = {
+        a.name: np.zeros([d.value for d in a.value.shape], a.value.dtype.numpy)
+        for a in sch.func.args
+        if a.io is s.ArgIO.WORKSPACE
+    }
+    for _ in range(2):  # the counters come back to zero: a second run is the same
+        got = {a.name: np.zeros_like(want[a.name]) for a in func.args[1:]}
+        run_function(sch.func, {func.args[0].name: x, **got, **work})
+        for name in want:
+            assert compare(got[name], want[name]).ok, name
+        semaphore = [a.name for a in sch.func.args if a.name.endswith("_semaphore")]
+        assert len(semaphore) == 1 and not work[semaphore[0]].any()
+    assert structural_equal(sch.trace.replay(func), sch.func)
+
+
+def test_each_sibling_reduction_gets_its_own_partials():
+    func, sch = _small_grid((3, 40), (1,), ("sum", "max", "min"), 16)
+    work = [a for a in sch.func.args if a.io is s.ArgIO.WORKSPACE]
+    assert [(a.name, [d.value for d in a.value.shape], a.value.dtype) for a in work] == [
+        ("var_1_partials", [3, 3], F32),
+        ("var_2_partials", [3, 3], F32),
+        ("var_3_partials", [3, 3], F32),
+        ("fn_group_0_semaphore", [3], I32),
+    ]
+    text = print_ir(sch.func)
+    assert text.count("last_block_done(fn_group_0_semaphore[grid_row], 3)") == 1
+
+
+# ---- refusals ------------------------------------------------------------------------------
+
+
+def test_primitive_refusals():
+    func, _ = lowered(reduction((3, 40), (1,)))
+    with pytest.raises(ScheduleError, match="chunk_size must be a positive int, got 0"):
+        IRSchedule(func).grid_reduce(0)
+    with pytest.raises(ScheduleError, match="covers the whole reduction of 40 elements in one"):
+        IRSchedule(func).grid_reduce(40)
+    sch = IRSchedule(func)
+    sch.bind(sch.get_loops("var_1")[0], "blockIdx.x")
+    with pytest.raises(ScheduleError, match="loop i_0 is not a plain serial loop"):
+        sch.grid_reduce(8)
+    sch = IRSchedule(func)
+    sch.factorize_reduction("var_1", 32)
+    with pytest.raises(ScheduleError, match="the Reduce is already across threadIdx.x"):
+        sch.grid_reduce(8)
+    two_loops, _ = lowered(reduction((3, 4, 40), (2,)))
+    with pytest.raises(ScheduleError, match="under 2 loops; fuse them"):
+        IRSchedule(two_loops).grid_reduce(8)
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[3, 40], dtype=F32)
+    b.op("pd_op.argmax", x, b.op("pd_op.full", shape=[1], value=1, dtype=I64))
+    arg, _ = lowered(program)
+    with pytest.raises(ScheduleError, match="an ArgReduce .argmax / argmin. is not split"):
+        IRSchedule(arg).grid_reduce(8)
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[40], dtype=F32)
+    b.op("pd_op.softmax", x, axis=0)
+    PassManager().run(program)
+    (group,) = group_program(program)
+    soft = lower_group(group, NameTable(program))
+    with pytest.raises(ScheduleError, match=r"loops differ in extent \(var_1_tmp 1, .*40\)"):
+        IRSchedule(soft).grid_reduce(8)
+    program = Program()  # a variance: sum((x - mean)^2) reads the mean in its Reduce
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[3, 40], dtype=F32)
+    axis = b.op("pd_op.full_int_array", value=[1])
+    mean = b.op("pd_op.mean", x, axis, keepdim=True)
+    d = b.op("pd_op.subtract", x, mean)
+    b.op("pd_op.sum", b.op("pd_op.multiply", d, d), axis, keepdim=False, dtype=DataType.UNDEFINED)
+    variance, pattern = lowered(program)
+    assert "reads the reduction var_" in grid_problem(variance, pattern)
+    sch = IRSchedule(variance)
+    for block in sch.get_all_blocks():
+        loops = sch.get_loops(block)
+        if len(loops) > 1:
+            sch.fuse(loops)
+    with pytest.raises(ScheduleError, match="its Reduce reads var_.*_tmp, which block"):
+        sch.grid_reduce(8)
+
+
+def test_last_block_done_checks():
+    counter = e.Buffer("c", I32, [4])
+    node = s.LastBlockDone(counter, [e.IntImm(1, I32)], 3)
+    assert node.dtype is BOOL and print_ir(node) == "last_block_done(c[1], 3)"
+    with pytest.raises(TypeError, match="expected an int32 counter buffer, got float32"):
+        s.LastBlockDone(e.Buffer("f", F32, [4]), [e.IntImm(0, I32)], 3)
+    with pytest.raises(ValueError, match="expected a positive int, got 0"):
+        s.LastBlockDone(counter, [e.IntImm(0, I32)], 0)
+
+
+def test_codegen_refuses_a_grid_past_cudas_limit():
+    func, _ = lowered(reduction((70000,), (0,)))
+    sch = IRSchedule(func)
+    row, chunk = sch.grid_reduce(1)
+    sch.bind(row, "blockIdx.x")
+    sch.bind(chunk, "blockIdx.y")
+    with pytest.raises(ValueError, match="70000 blocks along blockIdx.y, more than CUDA's 65535"):
+        generate_cuda([sch.func])
+
+
+def test_codegen_refuses_last_block_done_under_a_thread_branch():
+    counter = e.Buffer("sem", I32, [1])
+    out = e.Buffer("out", I32, [1])
+    t = e.Var("t", I32, 0, 32)
+    body = s.For(
+        t,
+        0,
+        32,
+        s.ForType.SERIAL,
+        s.IfThenElse(
+            t.lt(e.IntImm(16, I32)),
+            s.IfThenElse(
+                s.LastBlockDone(counter, [e.IntImm(0, I32)], 2),
+                s.Store(out, e.IntImm(1, I32), [e.IntImm(0, I32)]),
+            ),
+        ),
+        s.BindInfo.THREAD_X,
+    )
+    func = s.LoweredFunc(
+        "f", [s.Argument(out, s.ArgIO.OUTPUT), s.Argument(counter, s.ArgIO.WORKSPACE)], body
+    )
+    with pytest.raises(UnsupportedOpError, match="inside a branch on the thread index"):
+        generate_cuda([func])
+
+
+# ---- numbers on the emulator ----------------------------------------------------------------
+
+FLOAT_OPS = ("sum", "max", "min", "mean")
+NUMBER_CASES = {
+    # name: shape, axes, keepdim, dtype, ops, feed kind
+    "all-f32": ((129, 257), ALL2, False, F32, FLOAT_OPS, "uniform"),
+    "all-f32-keep": ((129, 257), ALL2, True, F32, ("sum", "max"), "uniform"),
+    "all-f32-prod": ((129, 257), ALL2, False, F32, ("prod",), "powers"),
+    "all-f64": ((100, 170), ALL2, False, F64, ("sum", "max", "min"), "uniform"),
+    "all-f16": ((97, 211), ALL2, False, F16, FLOAT_OPS, "uniform"),
+    "all-bf16": ((97, 211), ALL2, False, BF16, ("sum", "min", "mean"), "uniform"),
+    "all-i32": ((129, 257), ALL2, False, I32, ("sum", "max", "min"), "uniform"),
+    "all-i32-prod": ((129, 257), ALL2, False, I32, ("prod",), "signs"),
+    "all-i64": ((101, 199), ALL2, False, I64, ("sum", "max", "min", "prod"), "signs"),
+    "all-bool": ((129, 257), ALL2, False, BOOL, ("all", "any"), "uniform"),
+    "rows-f32": ((3, 100003), (1,), False, F32, ("sum", "max", "mean"), "uniform"),
+    "rows-f16-keep": ((3, 30011), (1,), True, F16, ("sum", "max"), "uniform"),
+    "axes12-f32": ((2, 5, 4099), (1, 2), False, F32, ("sum", "min"), "uniform"),
+    "exact-multiples": ((4, 8192), ALL2, False, F32, ("sum",), "uniform"),
+}
+
+
+def _check(program: Program, feeds: dict, grid: bool = True):
+    exe = cinn_py.compile(program, target="cuda-emu")
+    assert len(exe.kernels) == 1
+    kernel = exe.kernels[0]
+    assert (kernel.grid[1] > 1) is grid, kernel  # G > 1 blocks per row on blockIdx.y
+    got = exe.run(feeds)
+    again = exe.run(feeds)
+    want = run_reference(program, feeds)
+    assert len(got) == len(want)
+    for (name, value), expected in zip(got.items(), want, strict=True):
+        dtype = "bfloat16" if np.asarray(expected).dtype == np.uint16 else None
+        result = compare(np.asarray(value), np.asarray(expected), dtype)
+        assert result.ok, f"{name}: {result}"
+        assert np.array_equal(np.asarray(again[name]), np.asarray(value), equal_nan=True)
+        assert np.asarray(value).tobytes() == np.asarray(again[name]).tobytes()
+    return exe
+
+
+@pytest.mark.parametrize("case", sorted(NUMBER_CASES))
+def test_numbers_on_the_emulator(case):
+    shape, axes, keepdim, dtype, ops, kind = NUMBER_CASES[case]
+    _check(reduction(shape, axes, keepdim, dtype, ops), {"x": feed(shape, dtype, kind=kind)})
+
+
+def test_bool_reductions_both_ways():
+    """all / any of all-true, all-false and one-different inputs, on one compiled kernel
+    (its workspace reused by every run)."""
+    program = reduction((129, 257), ALL2, dtype=BOOL, ops=("all", "any"))
+    exe = cinn_py.compile(program, target="cuda-emu")
+    assert exe.kernels[0].grid[1] > 1
+    ones, zeros = np.ones((129, 257), bool), np.zeros((129, 257), bool)
+    one_off = ones.copy()
+    one_off[128, 256] = False
+    one_on = zeros.copy()
+    one_on[0, 0] = True
+    for x, (all_, any_) in [
+        (ones, (True, True)),
+        (zeros, (False, False)),
+        (one_off, (False, True)),
+        (one_on, (False, True)),
+    ]:
+        got = list(exe.run({"x": x}).values())
+        assert [bool(v) for v in got] == [all_, any_]
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"), [((1,), (0,)), ((1, 1), ALL2), ((7, 13), ALL2), ((3, 600), (1,))]
+)
+def test_small_reductions_stay_in_one_block(shape, axes):
+    _check(reduction(shape, axes, ops=("sum", "max")), {"x": feed(shape, F32)}, grid=False)
+
+
+def test_nan_in_max_and_min():
+    x = feed((129, 257), F32)
+    x[77, 3] = np.nan
+    _check(reduction((129, 257), ALL2, ops=("max", "min", "sum")), {"x": x})
+
+
+# ---- NVRTC and a real GPU --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpu_grid_source():
+    funcs = []
+    for i, (shape, axes, dtype, ops) in enumerate(
+        [
+            ((8192, 8192), ALL2, F32, ("sum", "max", "mean")),
+            ((4, 1 << 20), (1,), F16, FLOAT_OPS),
+            ((4096, 4096), ALL2, BF16, ("sum", "min")),
+            ((4096, 4096), ALL2, I32, ("sum", "prod")),
+            ((4096, 4096), ALL2, I64, ("max",)),
+            ((4096, 4096), ALL2, F64, ("sum",)),
+            ((4096, 4096), ALL2, BOOL, ("all", "any")),
+        ]
+    ):
+        stages = PIRCompiler(reduction(shape, axes, dtype=dtype, ops=ops), "cuda", arch="sm_90")
+        (kernel,) = stages.stages(until="scheduled").fused
+        assert isinstance(kernel.scheduled.launch, GridLaunch)
+        func = kernel.scheduled.func
+        funcs.append(s.LoweredFunc(f"grid{i}", func.args, func.body, func.temp_buffers))
+    return generate_cuda(funcs)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_grid_kernels_compile_with_nvrtc(gpu_grid_source, arch):
+    assert gpu_grid_source.kernels[0].grid == (1, 525, 1)
+    assert "cinn_last_block_done(" in gpu_grid_source.source
+    cubin = nvrtc.compile(gpu_grid_source.source, arch, name="grid_kernels.cu")
+    assert cubin[:4] == b"\x7fELF"
+    for kernel in gpu_grid_source.kernels:
+        assert kernel.name.encode() in cubin
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("shape", "axes", "dtype", "ops"),
+    [
+        ((8192, 8192), ALL2, F32, ("sum", "max", "mean")),
+        ((4, 1 << 20), (1,), F16, ("sum", "max")),
+        ((3, 100003), (1,), F32, ("sum", "min")),
+        ((2048, 2048), ALL2, I64, ("sum",)),
+    ],
+)
+def test_on_the_gpu(shape, axes, dtype, ops):
+    program = reduction(shape, axes, dtype=dtype, ops=ops)
+    exe = cinn_py.compile(program, target="cuda")
+    assert len(exe.kernels) == 1 and exe.kernels[0].grid[1] > 1
+    x = feed(shape, dtype)
+    runs = [exe.run({"x": x}) for _ in range(3)]
+    want = run_reference(program, {"x": x})
+    for (name, value), expected in zip(runs[0].items(), want, strict=True):
+        assert compare(np.asarray(value), np.asarray(expected)).ok, name
+        for other in runs[1:]:  # whichever block finishes last: the same bits
+            assert np.asarray(other[name]).tobytes() == np.asarray(value).tobytes()
