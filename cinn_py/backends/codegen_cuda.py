@@ -230,29 +230,8 @@ class CudaRenderer(CRenderer):
         a branch is refused."""
         (var,) = node.reduce_axis
         axis = s.BindInfo(node.thread_axis)
-        threads = self.launch[axis]
-        if var.lower != 0 or var.upper != threads:
-            raise self.unsupported(
-                "ir.Reduce",
-                f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
-                f"block has {threads} threads on that axis",
-            )
-        if self._thread_branches:
-            raise self.unsupported(
-                "ir.Reduce",
-                f"across {axis.value} inside a branch on the thread index: every thread of "
-                "the block must reach the combine",
-            )
-        block = tuple(self.launch[a] for a in AXES[3:])
+        call = self.block_combine("ir.Reduce", "cinn_block_reduce", axis, var)
         op = _BLOCK_REDUCE_OPS[node.reduce_type]
-        if axis is s.BindInfo.THREAD_X and (block[1:] == (1, 1) or threads == 32):
-            call = f"cinn_block_reduce<{threads}>"  # of 32: a warp's shuffles, any block
-        elif axis is s.BindInfo.THREAD_Y and block[2] == 1:
-            call = f"cinn_block_reduce_y<{block[0]}, {threads}>"
-        else:
-            raise self.unsupported(
-                "ir.Reduce", f"across {axis.value} in a block of {block[0]}x{block[1]}x{block[2]}"
-            )
         type_name = self.type_name(node.dtype)
         acc = self.names.fresh("acc")
         self.line(f"{type_name} {acc};")
@@ -267,6 +246,34 @@ class CudaRenderer(CRenderer):
             self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
         self.accumulators[id(node)] = acc
 
+    def block_combine(self, what: str, helper: str, axis: s.BindInfo, var: e.Var) -> str:
+        """The runtime header's combine across `axis` for this launch: `helper<T>` across
+        threadIdx.x of a 1-D block (or a warp's shuffles in any block, T = 32),
+        `helper_y<TX, TY>` across threadIdx.y of a TX x TY block. Refuses (naming `what`)
+        a thread var that does not span the axis, a combine under a branch on the thread
+        index (its barriers would hang) and any other block shape."""
+        threads = self.launch[axis]
+        if var.lower != 0 or var.upper != threads:
+            raise self.unsupported(
+                what,
+                f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
+                f"block has {threads} threads on that axis",
+            )
+        if self._thread_branches:
+            raise self.unsupported(
+                what,
+                f"across {axis.value} inside a branch on the thread index: every thread of "
+                "the block must reach the combine",
+            )
+        block = tuple(self.launch[a] for a in AXES[3:])
+        if axis is s.BindInfo.THREAD_X and (block[1:] == (1, 1) or threads == 32):
+            return f"{helper}<{threads}>"  # of 32: a warp's shuffles, any block
+        if axis is s.BindInfo.THREAD_Y and block[2] == 1:
+            return f"{helper}_y<{block[0]}, {threads}>"
+        raise self.unsupported(
+            what, f"across {axis.value} in a block of {block[0]}x{block[1]}x{block[2]}"
+        )
+
     def emit_cross_thread_arg_reduction(self, node: e.ArgReduce) -> None:
         """`arg` = the ArgReduce's position, where each thread's partial is its serial
         search (best value, position) over the node's other axes at its own index on the
@@ -277,29 +284,7 @@ class CudaRenderer(CRenderer):
         a cross-thread Reduce, every thread of the block must get here."""
         var = node.reduce_axis[-1]
         axis = s.BindInfo(node.thread_axis)
-        threads = self.launch[axis]
-        if var.lower != 0 or var.upper != threads:
-            raise self.unsupported(
-                "ir.ArgReduce",
-                f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
-                f"block has {threads} threads on that axis",
-            )
-        if self._thread_branches:
-            raise self.unsupported(
-                "ir.ArgReduce",
-                f"across {axis.value} inside a branch on the thread index: every thread of "
-                "the block must reach the combine",
-            )
-        block = tuple(self.launch[a] for a in AXES[3:])
-        if axis is s.BindInfo.THREAD_X and (block[1:] == (1, 1) or threads == 32):
-            call = f"cinn_block_arg_reduce<{threads}>"
-        elif axis is s.BindInfo.THREAD_Y and block[2] == 1:
-            call = f"cinn_block_arg_reduce_y<{block[0]}, {threads}>"
-        else:
-            raise self.unsupported(
-                "ir.ArgReduce",
-                f"across {axis.value} in a block of {block[0]}x{block[1]}x{block[2]}",
-            )
+        call = self.block_combine("ir.ArgReduce", "cinn_block_arg_reduce", axis, var)
         better = "cinn_arg_max" if node.reduce_type is e.ReduceType.MAX else "cinn_arg_min"
         result = self.names.fresh("arg")
         self.line(f"{self.type_name(node.dtype)} {result};")

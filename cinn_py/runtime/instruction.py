@@ -16,6 +16,7 @@ would share the counters); runs on one stream are ordered.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -86,12 +87,20 @@ class Instruction:
     def run(self, scope: Scope) -> None:
         if self.outputs and all(scope[name].array.size == 0 for name in self.outputs):
             return
-        own = {w.name: w for w in self.workspace}
         arrays = [
-            self.workspace_array(own[name], scope.target) if name in own else scope[name].array
-            for name in self.args
+            scope[name].array
+            if workspace is None
+            else self.workspace_array(workspace, scope.target)
+            for name, workspace in zip(self.args, self._workspaces, strict=True)
         ]
         self.module.launch(self.name, self.grid, self.block, arrays, self.shared_mem)
+
+    @functools.cached_property
+    def _workspaces(self) -> tuple[Workspace | None, ...]:
+        """Per parameter in `args`, its workspace, or None for a variable: found once,
+        not per launch."""
+        own = {w.name: w for w in self.workspace}
+        return tuple(own.get(name) for name in self.args)
 
     def workspace_array(self, workspace: Workspace, target: str) -> Any:
         """The instruction's array of `workspace` on `target`, allocated on first use."""

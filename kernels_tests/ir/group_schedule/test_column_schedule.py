@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from auto_schedule_funcs import Output
+from auto_schedule_funcs import lowered as hand_lowered
+from reduction_programs import lowered, reduction
 
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.errors import ScheduleError, UnsupportedOpError
-from cinn_py.hlir.grouping import group_program
-from cinn_py.hlir.naming import NameTable
-from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir.bound_guards import insert_bound_guards
+from cinn_py.ir.expr import Call, CallType, FloatImm, Load
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
+from cinn_py.ir.group_schedule.auto_schedule import finish_schedule
 from cinn_py.ir.group_schedule.column_schedule import (
     ColumnLaunch,
     column_threads,
@@ -26,10 +28,10 @@ from cinn_py.ir.group_schedule.column_schedule import (
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.ir.visitor import structural_equal
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
-from cinn_py.pir.passes import PassManager
 from cinn_py.pir.program import Program
 from cinn_py.reference import run_reference
 from cinn_py.tolerances import compare
@@ -37,30 +39,6 @@ from cinn_py.tolerances import compare
 CUDA, EMU = TargetInfo.cuda(), TargetInfo.cuda_emu()
 F32, F16, BF16 = DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16
 I32, BOOL = DataType.INT32, DataType.BOOL
-
-
-def reduction(shape, axes, keepdim, dtype=F32, ops=("sum",), exp=False) -> Program:
-    """x (shape, dtype) [-> exp] -> each op over `axes`: sibling reductions of one pattern,
-    one group."""
-    program = Program()
-    b = Builder(program)
-    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
-    if exp:
-        x = b.op("pd_op.exp", x)
-    for op in ops:
-        if op in ("all", "any"):
-            b.op(f"pd_op.{op}", x, axis=list(axes), keepdim=keepdim)
-        else:
-            extra = {"dtype": DataType.UNDEFINED} if op == "sum" else {}
-            axes_value = b.op("pd_op.full_int_array", value=list(axes))
-            b.op(f"pd_op.{op}", x, axes_value, keepdim=keepdim, **extra)
-    return program
-
-
-def lowered(program: Program):
-    PassManager().run(program)
-    (group,) = group_program(program)
-    return lower_group(group, NameTable(program)), group.reduce_pattern
 
 
 def feed(shape, dtype, seed=0, nan=False) -> np.ndarray:
@@ -543,3 +521,36 @@ def test_codegen_refuses_a_block_wide_x_combine_in_a_2d_block():
     sch.factorize_reduction("var_3", 4, "threadIdx.y")
     with pytest.raises(UnsupportedOpError, match=r"across threadIdx.x in a block of 64x4x1"):
         generate_cuda([sch.func])
+
+
+# ---- register temps past the end --------------------------------------------------------------
+
+
+def test_a_register_temp_is_clamped_not_guarded():
+    """t = exp(x) in a register, y = t * 2, 40 elements over 2 x 32 lanes: the 24 lanes
+    past the end compute t of the last element (clamped, no guard: a combine after it
+    could read the register), y stays guarded."""
+
+    def exp_x(bufs, ivs):
+        return Call("exp", [Load(bufs["x"], ivs)], F32, CallType.INTRINSIC)
+
+    func = hand_lowered(
+        [("x", (40,), F32)],
+        [
+            Output("t", (40,), F32, exp_x),
+            Output("y", (40,), F32, lambda bufs, ivs: exp_x(bufs, ivs) * FloatImm(2.0, F32)),
+        ],
+    )
+    t = next(a.value for a in func.args if a.name == "t")
+    func = LoweredFunc(func.name, [a for a in func.args if a.name != "t"], func.body, [t])
+    sch = IRSchedule(func)
+    for block in sch.get_all_blocks():
+        (loop,) = sch.get_loops(block)
+        group, lane = sch.split(loop, [2, 32])
+        sch.bind(group, "blockIdx.x")
+        sch.bind(lane, "threadIdx.x")
+    sch.set_buffer("t", "local")
+    text = print_ir(finish_schedule(sch.func))
+    assert "axis.bind(cinn_min(((i_0_0 * 32) + i_0_1), 39))" in text  # t: clamped
+    assert "if ((((i_0_0 * 32) + i_0_1) < 40))" not in text
+    assert "if ((((i_1_0 * 32) + i_1_1) < 40))" in text  # y: guarded

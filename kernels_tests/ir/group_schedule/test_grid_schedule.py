@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reduction_programs import lowered, reduction
 
 import cinn_py
 from cinn_py.backends import nvrtc
@@ -42,27 +43,6 @@ CUDA, EMU = TargetInfo.cuda(), TargetInfo.cuda_emu()
 F32, F64, F16, BF16 = DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16
 I32, I64, BOOL = DataType.INT32, DataType.INT64, DataType.BOOL
 ALL2 = (0, 1)
-
-
-def reduction(shape, axes, keepdim=False, dtype=F32, ops=("sum",)) -> Program:
-    """x (shape, dtype) -> each op over `axes`: sibling reductions, one group."""
-    program = Program()
-    b = Builder(program)
-    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
-    for op in ops:
-        if op in ("all", "any"):
-            b.op(f"pd_op.{op}", x, axis=list(axes), keepdim=keepdim)
-        else:
-            extra = {"dtype": DataType.UNDEFINED} if op == "sum" else {}
-            axes_value = b.op("pd_op.full_int_array", value=list(axes))
-            b.op(f"pd_op.{op}", x, axes_value, keepdim=keepdim, **extra)
-    return program
-
-
-def lowered(program: Program):
-    PassManager().run(program)
-    (group,) = group_program(program)
-    return lower_group(group, NameTable(program)), group.reduce_pattern
 
 
 def feed(shape, dtype, seed=0, kind="uniform") -> np.ndarray:
