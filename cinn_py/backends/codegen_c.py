@@ -407,17 +407,46 @@ class CRenderer(Visitor):
         if node.thread_axis is not None:
             self.emit_cross_thread_reduction(node)
             return
-        type_name = self.type_name(node.dtype)
-        acc = self.names.fresh("acc")
-        self.line(f"{type_name} {acc} = {self.expr(node.init)};")
+        self.emit_serial_reductions([node])
+
+    def emit_serial_reductions(self, nodes: list[e.Reduce]) -> None:
+        """Serial Reduces over the same axes in one loop nest: `T acc_a = init_a; ...;
+        for (r ...) { const T v_a = body_a; ...; acc_a = combine(acc_a, v_a); ... }`,
+        unrolled when a body reads register arrays (its indices then become constants)."""
+        accs = []
+        for node in nodes:
+            self.hoist_reductions(node.init)
+            acc = self.names.fresh("acc")
+            self.line(f"{self.type_name(node.dtype)} {acc} = {self.expr(node.init)};")
+            accs.append(acc)
         with ExitStack() as stack:
-            unroll = reads_registers(node.body)
-            self.open_reduce_loops(stack, node.reduce_axis, "ir.Reduce", unroll)
-            self.hoist_reductions(node.body)
-            value = self.names.fresh("v")
-            self.line(f"const {type_name} {value} = {self.expr(node.body)};")
-            self.line(f"{acc} = {self.combine(node, acc, value)};")
-        self.accumulators[id(node)] = acc
+            unroll = any(reads_registers(node.body) for node in nodes)
+            self.open_reduce_loops(stack, nodes[0].reduce_axis, "ir.Reduce", unroll)
+            values = []
+            for node in nodes:
+                self.hoist_reductions(node.body)
+                value = self.names.fresh("v")
+                self.line(f"const {self.type_name(node.dtype)} {value} = {self.expr(node.body)};")
+                values.append(value)
+            for node, acc, value in zip(nodes, accs, values, strict=True):
+                self.line(f"{acc} = {self.combine(node, acc, value)};")
+        for node, acc in zip(nodes, accs, strict=True):
+            self.accumulators[id(node)] = acc
+
+    def emit_partials_together(self, nodes: list[e.Expr]) -> None:
+        """Hoists the reductions of `nodes`, the partials of fused cross-thread combines:
+        serial Reduces over the same axes (names and ranges, as fuse_reductions leaves
+        them) share one loop nest (`emit_serial_reductions`), so the row is walked once;
+        anything else is hoisted on its own."""
+        partials = [n for n in nodes if isinstance(n, e.Reduce) and n.thread_axis is None]
+        axes = partials[0].reduce_axis if partials else ()
+        if len(partials) < 2 or any(_axes_key(p.reduce_axis) != _axes_key(axes) for p in partials):
+            partials = []
+        for node in nodes:
+            if not any(node is p for p in partials):
+                self.hoist_reductions(node)
+        if partials:
+            self.emit_serial_reductions(partials)
 
     def open_reduce_loops(
         self, stack: ExitStack, axes: tuple[e.Var, ...], what: str, unroll: bool = False
@@ -583,7 +612,14 @@ class CRenderer(Visitor):
                 text = self.expr(value)
                 name = self.names.declare(var.name)
                 self.line(f"const {self.type_name(var.dtype)} {name} = {text};")
+        outer = dict(self.accumulators)
+        self.hoist_block_reductions(block)
         self.statement(block.body)
+        self.accumulators = outer
+
+    def hoist_block_reductions(self, block: s.ScheduleBlock) -> None:
+        """Emits reductions that the block's stores share before its body (a target's
+        joint combines); here none: each store hoists its own."""
 
     def replaced_accesses(self) -> set[int]:
         """The Loads and Stores (by `id`) whose indices a target renders some other way."""
@@ -636,6 +672,15 @@ def _outer_reductions(node: e.Expr) -> list[e.Reduce]:
     finder = _OuterReductions()
     finder.visit(node)
     return finder.found
+
+
+def _axes_key(axes: tuple[e.Var, ...]) -> list[tuple[str, int | None, int | None]]:
+    return [(var.name, var.lower, var.upper) for var in axes]
+
+
+def outer_reductions(node: e.Expr) -> list[e.Reduce]:
+    """The Reduce / ArgReduce nodes of `node` not inside another, in evaluation order."""
+    return _outer_reductions(node)
 
 
 def _loop_kind(node: s.For) -> str:

@@ -36,6 +36,7 @@ from cinn_py.backends.codegen_c import (
     buffer_name,
     c_identifier,
     flat_index,
+    outer_reductions,
     register_count,
 )
 from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
@@ -246,6 +247,66 @@ class CudaRenderer(CRenderer):
             self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
         self.accumulators[id(node)] = acc
 
+    def hoist_block_reductions(self, block: s.ScheduleBlock) -> None:
+        """A block whose stores hold several cross-thread Reduces on one thread var (made
+        by IRSchedule.fuse_reductions) computes them together, before its stores:
+        `emit_fused_cross_thread_reductions`."""
+        stmts = block.body.stmts if isinstance(block.body, s.Block) else (block.body,)
+        combines = [
+            node
+            for stmt in stmts
+            if isinstance(stmt, s.Store)
+            for node in outer_reductions(stmt.value)
+            if isinstance(node, e.Reduce) and node.thread_axis is not None
+        ]
+        if len(combines) < 2:
+            return
+        first = combines[0]
+        if any(
+            node.thread_axis != first.thread_axis
+            or node.reduce_axis[0].name != first.reduce_axis[0].name
+            for node in combines
+        ):
+            return  # not fused: each store combines on its own
+        self.emit_fused_cross_thread_reductions(combines)
+
+    def emit_fused_cross_thread_reductions(self, nodes: list[e.Reduce]) -> None:
+        """Cross-thread Reduces sharing one thread var, in one exchange: each thread's
+        partials (one serial walk for all when their partial loops are the same), then
+        one `cinn_block_reduce` (or `_y`) of the nested pair of the partials,
+        `cinn_make_pair(v_a, cinn_make_pair(v_b, v_c))`, each half folded by its own
+        functor (`cinn_pair_op<op_a, cinn_pair_op<op_b, op_c>>`): the N combines cost
+        the barriers of one, and each total is the one its own combine would give."""
+        var = nodes[0].reduce_axis[0]
+        axis = s.BindInfo(nodes[0].thread_axis)
+        call = self.block_combine("ir.Reduce", "cinn_block_reduce", axis, var)
+        for node in nodes:
+            self.hoist_reductions(node.init)
+        accs = []
+        for node in nodes:
+            acc = self.names.fresh("acc")
+            self.line(f"{self.type_name(node.dtype)} {acc};")
+            accs.append(acc)
+        with self.braced(""):  # its own name scope
+            name = self.names.declare(var.name)
+            self.line(f"const {self.type_name(var.dtype)} {name} = {axis.value};")
+            self.emit_partials_together([node.body for node in nodes])
+            values = []
+            for node in nodes:
+                value = self.names.fresh("v")
+                self.line(f"const {self.type_name(node.dtype)} {value} = {self.expr(node.body)};")
+                values.append(value)
+            pack = _nested_pairs(values, "cinn_make_pair({}, {})")
+            ops = _nested_pairs(
+                [_BLOCK_REDUCE_OPS[n.reduce_type] for n in nodes], "cinn_pair_op<{}, {}>"
+            )
+            total = self.names.fresh("total")
+            self.line(f"const auto {total} = {call}({pack}, {ops}());")
+            for node, acc, half in zip(nodes, accs, _pair_halves(len(nodes)), strict=True):
+                self.line(f"{acc} = {self.combine(node, self.expr(node.init), total + half)};")
+        for node, acc in zip(nodes, accs, strict=True):
+            self.accumulators[id(node)] = acc
+
     def block_combine(self, what: str, helper: str, axis: s.BindInfo, var: e.Var) -> str:
         """The runtime header's combine across `axis` for this launch: `helper<T>` across
         threadIdx.x of a 1-D block (or a warp's shuffles in any block, T = 32),
@@ -420,6 +481,19 @@ _BLOCK_REDUCE_OPS = {
     e.ReduceType.ANY: "cinn_reduce_any",
 }
 """The runtime header's combine functors, by reduction kind."""
+
+
+def _nested_pairs(items: list[str], pattern: str) -> str:
+    """`pattern` applied right-nested: [a, b, c] -> pattern(a, pattern(b, c))."""
+    if len(items) == 1:
+        return items[0]
+    return pattern.format(items[0], _nested_pairs(items[1:], pattern))
+
+
+def _pair_halves(count: int) -> list[str]:
+    """The member paths of `count` values in `_nested_pairs`: .first, .second.first, ...,
+    the last one .second...second."""
+    return [".second" * i + (".first" if i < count - 1 else "") for i in range(count)]
 
 
 def _var_names(node: e.Expr) -> set[str]:

@@ -35,6 +35,11 @@ Every merge must keep three properties, checked on the merged group as a whole:
   reduction yet, so they keep the serial per-output schedule; the contract asks only
   that argmax / argmin results have no in-group consumers, this is a little stricter).
 
+Once the groups are settled, a cheap op that fused ops of several groups read (a
+`pd_op.full` CSE shared between two composites, an elementwise op of outside values)
+is copied into each other group rather than passed between kernels
+(`_recompute_shared_cheap_ops`).
+
 Groups are returned in dependency order, each with its `reduce_pattern`. This module is
 the one place that decides; docs/FUSION.md has the worked softmax example.
 """
@@ -73,6 +78,10 @@ GLUE_OPS = frozenset(
 VECTOR_OPS = frozenset({"builtin.combine", "builtin.split", "builtin.slice"})
 """Ops that pack or unpack Tensor[] values: inside the fused group of the op they serve,
 else bookkeeping for the runtime."""
+
+CONSTANT_OPS = frozenset({"pd_op.full"})
+"""Ops that make a constant from attributes alone: copied into each fused group that
+reads them rather than passed between kernels (`_recompute_shared_cheap_ops`)."""
 
 Fusible = Callable[[Operation], bool]
 
@@ -327,6 +336,7 @@ class _Grouper:
     # ---- building the groups -----------------------------------------------------------
 
     def _groups(self) -> list[Group]:
+        self._recompute_shared_cheap_ops()
         buckets: dict[int, list[Operation]] = {}
         for op in self.ops:
             buckets.setdefault(self.find(id(op)), []).append(op)
@@ -341,6 +351,70 @@ class _Grouper:
                 group.reduce_pattern = group_reduce_pattern(ops)
             groups.append(group)
         return groups
+
+    def _recompute_shared_cheap_ops(self) -> None:
+        """Recompute rather than pass between kernels: a cheap op that fused ops of
+        several groups read gets a copy in each other fused group, inserted before that
+        group's first reader, so no group exports it for another kernel to load (no
+        intermediate leaves a kernel). Cheap: a constant (`pd_op.full`: CSE shares one
+        `full(eps)` between two layer_norms; the copy folds into the code as a literal),
+        or an elementwise op reading only values from outside its group, at most one of
+        them as large as its result (CSE shares `square(x)` between two layer_norms of
+        one x: the reader recomputes it from x instead of reading a second copy of x's
+        size that the first kernel wrote)."""
+        for op in list(self.ops):
+            if id(op) not in self.fusible or not self._cheap(op):
+                continue
+            (result,) = op.results
+            home = self.find(id(op))
+            readers: dict[int, list[Operation]] = {}
+            for user in dict.fromkeys(result.users()):
+                if id(user) in self.fusible and self.find(id(user)) != home:
+                    readers.setdefault(self.find(id(user)), []).append(user)
+            for root, users in readers.items():
+                first = min(users, key=lambda u: self.program.block.index_of(u))
+                clone = Operation.create(
+                    op.name,
+                    op.operand_values(),
+                    [result.type],
+                    dict(op.attributes),
+                    loc=op.loc,
+                )
+                self.program.block.insert(self.program.block.index_of(first), clone)
+                for user in users:
+                    for index, value in enumerate(user.operand_values()):
+                        if value is result:
+                            user.set_operand(index, clone.result(0))
+                self.ops.append(clone)
+                self.fusible.add(id(clone))
+                self.by_id[id(clone)] = clone
+                self.leader[id(clone)] = root
+                self.group_ops[root].append(clone)
+        self.order = {id(op): i for i, op in enumerate(self.program.block)}
+        self.ops.sort(key=lambda op: self.order[id(op)])
+        for members in self.group_ops.values():
+            members.sort(key=lambda op: self.order[id(op)])
+
+    def _cheap(self, op: Operation) -> bool:
+        """Whether `op` is cheaper to recompute in a reader's kernel than to pass."""
+        if op.num_results != 1 or not isinstance(op.result(0).type, DenseTensorType):
+            return False
+        if op.name in CONSTANT_OPS:
+            return not op.num_operands
+        if op_pattern_kind(op) is not OpPatternKind.ELEMENTWISE or is_reduction(op):
+            return False
+        home = self.find(id(op))
+        size = _numel(op.result(0))
+        full_size = 0
+        for value in op.operand_values():
+            if value is None:
+                return False
+            producer = value.defining_op
+            if producer is not None and id(producer) in self.leader:
+                if self.find(id(producer)) == home:
+                    return False  # computed in the group: the copy would need it too
+            full_size += size is not None and _numel(value) == size
+        return size is not None and full_size <= 1
 
     def _topological(self, buckets: list[list[Operation]]) -> list[list[Operation]]:
         """Groups ordered so producers come first; ties by the program position of

@@ -70,16 +70,17 @@ def fused(path, passes=FUSION_PASSES):
 def test_softmax_and_log_softmax_over_each_axis():
     # softmax(-1) and log_softmax(-1) share max / subtract / exp / sum after CSE and fuse
     # into one group; the other axes get a group each. The -64 floor, one 0-D full after
-    # CSE, is computed in the first group and read by the others.
+    # CSE, is copied into each group that reads it: no group exports a constant.
     program = cinn_py.load(PROGRAMS / "softmax_axes" / "program.pir")
     assert groups_text(program) == "\n".join(
         [
-            "group_0 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.exp,"
-            " pd_op.sum, pd_op.divide, pd_op.log, pd_op.subtract] (%0) -> (%3, %7, %22)",
-            "group_1 fused [pd_op.max, pd_op.subtract, pd_op.maximum, pd_op.exp, pd_op.sum,"
-            " pd_op.divide] (%0, %3) -> (%13)",
-            "group_2 fused [pd_op.max, pd_op.subtract, pd_op.maximum, pd_op.exp, pd_op.sum,"
-            " pd_op.log, pd_op.subtract] (%0, %3) -> (%20)",
+            "group_0 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
+            " pd_op.exp, pd_op.sum, pd_op.divide, pd_op.log, pd_op.subtract] (%0) ->"
+            " (%7, %24)",
+            "group_1 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
+            " pd_op.exp, pd_op.sum, pd_op.divide] (%0) -> (%14)",
+            "group_2 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
+            " pd_op.exp, pd_op.sum, pd_op.log, pd_op.subtract] (%0) -> (%22)",
         ]
     )
 
@@ -98,13 +99,15 @@ def test_layer_norm_is_one_group_per_norm_with_its_mean_and_variance_outputs():
     program = cinn_py.load(PROGRAMS / "layer_norm_3d" / "program.pir")
     assert groups_text(program) == "\n".join(
         [
-            "group_0 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.subtract, pd_op.square,"
-            " pd_op.sum, pd_op.divide, pd_op.full, pd_op.add, pd_op.rsqrt, pd_op.multiply,"
-            " pd_op.reshape, pd_op.multiply, pd_op.reshape, pd_op.add, pd_op.reshape,"
-            " pd_op.reshape] (%2, %1, %0) -> (%17, %18, %19)",
-            "group_1 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.subtract, pd_op.square,"
-            " pd_op.sum, pd_op.divide, pd_op.full, pd_op.add, pd_op.rsqrt, pd_op.multiply,"
-            " pd_op.reshape, pd_op.reshape] (%2) -> (%30, %31, %32)",
+            "group_0 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.square,"
+            " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
+            " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
+            " pd_op.multiply, pd_op.reshape, pd_op.multiply, pd_op.reshape, pd_op.add,"
+            " pd_op.reshape, pd_op.reshape] (%2, %1, %0) -> (%21, %22, %23)",
+            "group_1 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.square,"
+            " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
+            " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
+            " pd_op.multiply, pd_op.reshape, pd_op.reshape] (%2) -> (%38, %39, %40)",
         ]
     )
 
@@ -169,8 +172,9 @@ def test_mlp_fuses_bias_gelu_and_bias_softmax():
 
 def test_transformer_encoder_layer():
     # Each residual add + layer_norm is one group, so is the attention softmax (with
-    # the 1/sqrt(d) scale of q inlined in the projection's group). The second
-    # layer_norm reads the first's eps / count constants (shared by CSE) as inputs.
+    # the 1/sqrt(d) scale of q inlined in the projection's group). The eps / count
+    # constants CSE shares between the two layer_norms are copied into the second
+    # group, not passed from the first: each layer_norm group outputs only its result.
     program = cinn_py.load(FIXTURES / "models" / "transformer_encoder")
     assert groups_text(program) == "\n".join(
         [
@@ -182,21 +186,24 @@ def test_transformer_encoder_layer():
             "group_4 library [pd_op.matmul] (%16, %11) -> (%23)",
             "group_5 fused [pd_op.add, pd_op.reshape, pd_op.transpose] (%23, %10) -> (%28)",
             "group_6 library [pd_op.matmul] (%29, %26) -> (%30)",
-            "group_7 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.exp,"
-            " pd_op.sum, pd_op.divide] (%30) -> (%37)",
+            "group_7 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
+            " pd_op.exp, pd_op.sum, pd_op.divide] (%30) -> (%37)",
             "group_8 library [pd_op.matmul] (%37, %28) -> (%38)",
             "group_9 fused [pd_op.transpose, pd_op.reshape] (%38) -> (%40)",
             "group_10 library [pd_op.matmul] (%40, %9) -> (%41)",
-            "group_11 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full, pd_op.divide,"
-            " pd_op.subtract, pd_op.square, pd_op.sum, pd_op.divide, pd_op.full, pd_op.add,"
-            " pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add]"
-            " (%41, %8, %16, %3, %2) -> (%45, %51, %56)",
-            "group_12 library [pd_op.matmul] (%56, %7) -> (%57)",
-            "group_13 fused [pd_op.add, pd_op.relu] (%57, %6) -> (%59)",
-            "group_14 library [pd_op.matmul] (%59, %5) -> (%60)",
-            "group_15 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.divide, pd_op.subtract,"
-            " pd_op.square, pd_op.sum, pd_op.divide, pd_op.add, pd_op.rsqrt, pd_op.multiply,"
-            " pd_op.multiply, pd_op.add] (%60, %4, %56, %45, %51, %1, %0) -> (%73)",
+            "group_11 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full,"
+            " pd_op.divide, pd_op.square, pd_op.sum, pd_op.divide, pd_op.square,"
+            " pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full,"
+            " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%41,"
+            " %8, %16, %3, %2) -> (%60)",
+            "group_12 library [pd_op.matmul] (%60, %7) -> (%61)",
+            "group_13 fused [pd_op.add, pd_op.relu] (%61, %6) -> (%63)",
+            "group_14 library [pd_op.matmul] (%63, %5) -> (%64)",
+            "group_15 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full,"
+            " pd_op.divide, pd_op.square, pd_op.sum, pd_op.divide, pd_op.square,"
+            " pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full,"
+            " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%64,"
+            " %4, %60, %1, %0) -> (%83)",
         ]
     )
     _, groups = fused(FIXTURES / "models" / "transformer_encoder")
@@ -537,3 +544,52 @@ def test_groups_are_in_dependency_order_and_cover_every_op(fixture, is_fusible):
         if op.name.startswith("pd_op.") and op.name not in ("pd_op.data", "pd_op.fetch")
     ]
     assert all(id(op) in grouped for op in computing)
+
+
+# ---- recomputed, not passed between kernels ----------------------------------------------
+
+
+def test_a_cheap_op_two_groups_read_is_copied_into_each():
+    # square(x) feeds a sum over dim 1 and a sum over dim 0 (two patterns, two groups):
+    # the second group recomputes it from x instead of reading the first one's output
+    def make(n, x):
+        sq = n.op("square", x)
+        n.op("add", rsum(n, sq, [0], True), rsum(n, sq, [1], True))
+
+    program = build(make)
+    assert groups_text(program) == "\n".join(
+        [
+            "group_0 fused [pd_op.square, pd_op.sum] (%0) -> (%2)",
+            "group_1 fused [pd_op.square, pd_op.sum, pd_op.add] (%0, %2) -> (%5)",
+        ]
+    )
+    squares = [op for op in program.block if op.name == "pd_op.square"]
+    assert len(squares) == 2 and all(len(op.result(0).users()) == 1 for op in squares)
+
+
+def test_an_op_of_two_full_sized_inputs_is_passed_not_copied():
+    # recomputing x0 * x1 would read two [4, 4] inputs to save reading one: passed
+    def make(n, x0, x1):
+        y = n.op("multiply", x0, x1)
+        n.op("add", rsum(n, y, [0], True), rsum(n, y, [1], True))
+
+    assert groups_text(build(make, ((4, 4), (4, 4)))) == "\n".join(
+        [
+            "group_0 fused [pd_op.multiply, pd_op.sum] (%0, %1) -> (%2, %3)",
+            "group_1 fused [pd_op.sum, pd_op.add] (%2, %3) -> (%5)",
+        ]
+    )
+
+
+def test_an_op_that_reads_its_own_group_is_passed_not_copied():
+    # square(exp(x)): the copy would need exp(x), computed inside the first group
+    def make(n, x):
+        sq = n.op("square", n.op("exp", x))
+        n.op("add", rsum(n, sq, [0], True), rsum(n, sq, [1], True))
+
+    assert groups_text(build(make)) == "\n".join(
+        [
+            "group_0 fused [pd_op.exp, pd_op.square, pd_op.sum] (%0) -> (%2, %3)",
+            "group_1 fused [pd_op.sum, pd_op.add] (%2, %3) -> (%5)",
+        ]
+    )

@@ -112,24 +112,30 @@ LAYER_NORM_AFTER = """\
     (%2) = "pd_op.sum" (%0, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
     (%3) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:12} : () -> tensor<f32>
     (%4) = "pd_op.divide" (%2, %3) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%5) = "pd_op.subtract" (%0, %4) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
-    (%6) = "pd_op.square" (%5) {stop_gradient:[true]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-    (%7) = "pd_op.sum" (%6, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
-    (%8) = "pd_op.divide" (%7, %3) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%9) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1e-05} : () -> tensor<f32>
-    (%10) = "pd_op.add" (%8, %9) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%11) = "pd_op.rsqrt" (%10) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
-    (%12) = "pd_op.multiply" (%5, %11) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
-    (%13) = "pd_op.reshape" (%1, <<NULL VALUE>>) {shape:[3,4],stop_gradient:[true]} : (tensor<12xf32>, <<NULL TYPE>>) -> tensor<3x4xf32>
-    (%14) = "pd_op.multiply" (%12, %13) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
-    (%15) = "pd_op.reshape" (%4, <<NULL VALUE>>) {shape:[0],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
+    (%5) = "pd_op.square" (%0) {stop_gradient:[true]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    (%6) = "pd_op.sum" (%5, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
+    (%7) = "pd_op.divide" (%6, %3) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%8) = "pd_op.square" (%4) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%9) = "pd_op.subtract" (%7, %8) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%10) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:0} : () -> tensor<f32>
+    (%11) = "pd_op.maximum" (%9, %10) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%12) = "pd_op.subtract" (%0, %4) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
+    (%13) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1e-05} : () -> tensor<f32>
+    (%14) = "pd_op.add" (%11, %13) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%15) = "pd_op.rsqrt" (%14) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%16) = "pd_op.multiply" (%12, %15) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
+    (%17) = "pd_op.reshape" (%1, <<NULL VALUE>>) {shape:[3,4],stop_gradient:[true]} : (tensor<12xf32>, <<NULL TYPE>>) -> tensor<3x4xf32>
+    (%18) = "pd_op.multiply" (%16, %17) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+    (%19) = "pd_op.reshape" (%4, <<NULL VALUE>>) {shape:[0],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
 }
 """  # noqa: E501
 
 
 def test_layer_norm_golden_with_cse_and_dce() -> None:
-    """The 1-D scale is reshaped to the normalized dims; CSE merges the two `full(12)`;
-    DCE drops the unused variance; the pinned mean is reshaped to the declared [2]."""
+    """Mean and variance in one pass: sum(x) and sum(square(x)) side by side, variance
+    = max(E[x^2] - E[x]^2, 0). The 1-D scale is reshaped to the normalized dims; CSE
+    merges the two `full(12)`; DCE drops the unused variance output's reshape; the
+    pinned mean is reshaped to the declared [2]."""
     program = parse_program(LAYER_NORM_BEFORE)
     layer_norm = program.block.ops[2]
     program.pinned_outputs = [layer_norm.result(0), layer_norm.result(1)]

@@ -146,6 +146,41 @@ __device__ __forceinline__ T cinn_block_reduce_y(T value, Op op) {
     return value;
 }
 
+/* Several cross-thread reductions of one block in one exchange (IRSchedule's
+ * fuse_reductions: layer_norm's sum and sum of squares).  Their partials travel as nested
+ * pairs, cinn_make_pair(a, cinn_make_pair(b, c)), through the same cinn_block_reduce /
+ * cinn_block_reduce_y, combined half by half by cinn_pair_op<OpA, cinn_pair_op<OpB,
+ * OpC>>: a shuffle moves each half on its own (cinn_shfl_xor below), the shared-memory
+ * step moves the whole pair, so N reductions cost the barriers of one.  Each half folds
+ * in the order it would alone, so each total is bit for bit the one a separate combine
+ * gives. */
+template <class A, class B>
+struct cinn_pair {
+    A first;
+    B second;
+};
+template <class A, class B>
+__device__ __forceinline__ cinn_pair<A, B> cinn_make_pair(A first, B second) {
+    cinn_pair<A, B> pair;
+    pair.first = first;
+    pair.second = second;
+    return pair;
+}
+template <class A, class B>
+__device__ __forceinline__ cinn_pair<A, B> cinn_shfl_xor(cinn_pair<A, B> value, int lane_mask) {
+    return cinn_make_pair(cinn_shfl_xor(value.first, lane_mask),
+                          cinn_shfl_xor(value.second, lane_mask));
+}
+template <class OpA, class OpB>
+struct cinn_pair_op {
+    OpA op_first;
+    OpB op_second;
+    template <class A, class B>
+    __device__ __forceinline__ cinn_pair<A, B> operator()(cinn_pair<A, B> a, cinn_pair<A, B> b) const {
+        return cinn_make_pair(op_first(a.first, b.first), op_second(a.second, b.second));
+    }
+};
+
 /* argmax / argmin across threads (an ArgReduce factorize_reduction spread over the
  * threads of a block): each thread holds its partial (best value, its position), the
  * first best of its strided share, and the pairs combine by `better`: a strictly better

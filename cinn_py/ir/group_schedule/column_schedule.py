@@ -81,7 +81,11 @@ from cinn_py.ir.group_schedule.distribute import (
     loop_extents,
 )
 from cinn_py.ir.group_schedule.launch_config import PREFERRED_THREADS, LaunchConfig
-from cinn_py.ir.group_schedule.reduce_schedule import ELEMENTS_PER_THREAD, find_reduces
+from cinn_py.ir.group_schedule.reduce_schedule import (
+    ELEMENTS_PER_THREAD,
+    find_reduces,
+    fuse_sibling_reductions,
+)
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
@@ -160,6 +164,7 @@ def schedule_columns(
             local.append(block)
     for block in local:
         sch.set_buffer(block, "local")
+    fuse_sibling_reductions(sch)
     return sch, ColumnLaunch(threads=LANES, blocks=blocks, steps=1, threads_y=threads_y)
 
 

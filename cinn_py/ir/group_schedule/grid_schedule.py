@@ -5,22 +5,34 @@ to 0-D) is one row: one block of 1024 threads, one SM of 132, 64M elements walke
 1024 threads. The grid schedule gives each row G blocks instead, in one kernel:
 
     blockIdx.x   the row (kept dims fused)
-    blockIdx.y   the chunk: G chunks of L = steps * T consecutive elements of the row
-    threadIdx.x  T threads striding over the chunk (the row schedule's walk)
+    blockIdx.y   the chunk: G chunks of L = steps * T * V consecutive elements of the row
+    threadIdx.x  T threads striding over the chunk in vectors of V lanes (the row
+                 schedule's walk: thread t, step s, lane v at c * L + (s * T + t) * V + v)
 
-    stage 1   every block folds its chunk (serial partials, `cinn_block_reduce`) and
-              stores one partial per Reduce to a workspace buffer `X_partials[row, c]`,
-              then counts itself in `F_semaphore[row]` (`last_block_done`: fence, then
-              one atomicAdd)
+    stage 1   every thread loads its steps of the chunk into registers, one V-vector a
+              step (16 bytes: one `ld.global.nc.v4`), then every block folds its chunk
+              (serial partials from the registers, `cinn_block_reduce`) and stores one
+              partial per Reduce to a workspace buffer `X_partials[row, c]`, then counts
+              itself in `F_semaphore[row]` (`last_block_done`: fence, then one atomicAdd)
     stage 2   the block that arrives last folds the G partials in index order (strided
-              over its threads, a block reduce: an order fixed by index, not by arrival),
-              stores the output and runs the rest of the group for the row (a mean's
-              divide, a cast), and resets the counter; the other blocks store nothing
+              over its threads, scalar loads, a block reduce: an order fixed by index, not
+              by arrival), stores the output and runs the rest of the group for the row
+              (a mean's divide, a cast), and resets the counter; the other blocks store
+              nothing
 
 So the result is bit-identical from run to run, for every reduce kind and dtype: two
-stages always, no float atomics (`docs/AUTO_SCHEDULE.md`). The primitives: fuse each
-block's loops, `grid_reduce(L)` (the two stages), `bind` (blockIdx.x, blockIdx.y),
-`factorize_reduction` on every partial and combine, `set_buffer local` on the temps.
+stages always, no float atomics (`docs/AUTO_SCHEDULE.md`).
+
+V is the row schedule's (`lanes_for`: 16 bytes of the narrowest full-shaped argument,
+halved until it divides the row, so each row and chunk starts V-aligned); T its threads
+for V lanes; each thread takes CACHED_STEPS = 4 vectors (64 bytes of registers), so
+L = 4 * T * V and G = ceil(cols / L). Where that gives fewer than 2 chunks or more than
+the grid's y limit, or V = 1 (a row no vector divides), the scalar plan: G from the
+waves the GPU holds, steps elements a thread, loaded one at a time (`grid_plan`).
+The primitives: fuse each block's loops, `grid_reduce(L, T, V)` (the two stages, the
+partials across threadIdx.x, the register caches and their fills) or `grid_reduce(L)`
+and `factorize_reduction` on the partials (scalar), `bind` (blockIdx.x, blockIdx.y),
+`factorize_reduction` on every combine, `set_buffer local` on the temps.
 
 Which groups (`wants_grid_schedule`, asked before the row schedule): the reduced dims
 are innermost (a row of contiguous elements; a reduce-all always is), every block is a
@@ -36,39 +48,51 @@ full-shaped or other outputs.
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import ArgReduce, Reduce
+from cinn_py.ir.expr import ArgReduce
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all
-from cinn_py.ir.group_schedule.launch_config import GridLaunch
-from cinn_py.ir.group_schedule.reduce_schedule import threads_for
+from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, GridLaunch
+from cinn_py.ir.group_schedule.reduce_schedule import (
+    MAX_SINGLE_PASS_BYTES,
+    lanes_for,
+    threads_for,
+)
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import IRSchedule
 from cinn_py.ir.schedule.analysis import (
     all_loads,
     loops_in,
+    outermost_reductions,
     realizes,
     single_store,
     storage_name,
 )
 from cinn_py.ir.stmt import LoweredFunc
-from cinn_py.ir.visitor import Visitor
 
 CHUNK_AXIS = "blockIdx.y"
 MIN_STEPS = 4
-"""Each thread folds at least this many elements of its chunk, so a chunk's fold
-outweighs the block's share of the combine (a partial store, a fence, an atomic)."""
+"""Each thread folds at least this many steps (elements, or vectors of V) of its chunk,
+so a chunk's fold outweighs the block's share of the combine (a partial store, a fence,
+an atomic)."""
 THREADS_PER_SM = 2048
 """Resident threads per SM (sm_80, sm_90): 2 blocks of 1024."""
 WAVES = 2
 """Resident blocks the grid asks for per slot: enough to even out the tail."""
+CACHED_STEPS = MAX_SINGLE_PASS_BYTES // VECTOR_BYTES
+"""Vectors each thread of the vector walk takes of its chunk, all held in registers and
+loaded up front: 64 bytes of 16-byte vectors (the row schedule's budget for an input one
+pass reads), 4 steps, MIN_STEPS of work."""
 
 
-def grid_plan(pattern: RowPattern, target: TargetInfo) -> GridLaunch | None:
+def grid_plan(pattern: RowPattern, target: TargetInfo, lanes: int = 1) -> GridLaunch | None:
     """The launch of the grid schedule for `pattern` on `target`, or None when one block
     per row is enough: T = the row schedule's threads for the row, G chunks per row so
     that rows * G blocks fill the target WAVES times over (sm_count * 2048 / T blocks a
     wave), at most cols / (MIN_STEPS * T) (enough work per thread) and the grid's y
-    limit; then L = steps * T elements per chunk and G = ceil(cols / L)."""
+    limit; then L = steps * T elements per chunk and G = ceil(cols / L). With `lanes`
+    V > 1 (V dividing cols, `lanes_for`), the vector walk where it gives G >= 2 within
+    the y limit: T = the row schedule's threads for V lanes, CACHED_STEPS vectors a
+    thread, L = steps * T * V, G = ceil(cols / L); elsewhere the scalar plan."""
     rows, cols = pattern.rows, pattern.cols
     if rows < 1 or cols < 1:
         return None
@@ -81,7 +105,18 @@ def grid_plan(pattern: RowPattern, target: TargetInfo) -> GridLaunch | None:
     chunks = -(-cols // (steps * threads))
     if chunks < 2:
         return None
-    return GridLaunch(threads=threads, blocks=rows, steps=steps, chunks=chunks)
+    scalar = GridLaunch(threads=threads, blocks=rows, steps=steps, chunks=chunks)
+    return _vector_plan(rows, cols, target, lanes) or scalar
+
+
+def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLaunch | None:
+    if lanes < 2 or cols % lanes:
+        return None
+    threads = threads_for(cols, target, lanes)
+    chunks = -(-cols // (CACHED_STEPS * threads * lanes))
+    if not 2 <= chunks <= target.max_grid_dims[1]:
+        return None
+    return GridLaunch(threads=threads, blocks=rows, steps=CACHED_STEPS, chunks=chunks, lanes=lanes)
 
 
 def wants_grid_schedule(func: LoweredFunc, pattern: RowPattern, target: TargetInfo) -> bool:
@@ -109,9 +144,7 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
             shape.append(extent)
         if not pattern.is_row(tuple(shape)):
             return f"block {block.name} stores shape {shape}, not a row of the pattern"
-        found = _Reduces()
-        found.visit(store.value)
-        for node in found.found:
+        for node in outermost_reductions(store.value):
             if isinstance(node, ArgReduce):
                 return f"block {block.name} holds an argmax / argmin"
             length = 1
@@ -138,7 +171,7 @@ def schedule_grid(
 ) -> tuple[IRSchedule, GridLaunch]:
     """Applies the grid schedule's primitives (for a function `wants_grid_schedule`
     accepts); the caller finishes (guards) and traces."""
-    launch = grid_plan(pattern, target)
+    launch = grid_plan(pattern, target, lanes_for(func, pattern))
     why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern)
     if why is not None:
         raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")
@@ -147,29 +180,19 @@ def schedule_grid(
         loops = sch.get_loops(block)
         if len(loops) > 1:
             fuse_all(sch, loops)
-    row, chunk = sch.grid_reduce(launch.chunk_size)
+    if launch.lanes > 1:  # the partials come walked across threadIdx.x, from registers
+        row, chunk = sch.grid_reduce(launch.chunk_size, launch.threads, launch.lanes)
+    else:
+        row, chunk = sch.grid_reduce(launch.chunk_size)
     sch.bind(row, BLOCK_AXIS)
     sch.bind(chunk, CHUNK_AXIS)
     temps = {b.name for b in func.temp_buffers}
     for block in sch.get_all_blocks():
         schedule_block = sch.get(block).schedule_block
-        found = _Reduces()
-        found.visit(schedule_block.body)
-        if found.found:
+        found = outermost_reductions(schedule_block.body)
+        if found and all(node.thread_axis is None for node in found):
             sch.factorize_reduction(block, launch.threads, THREAD_AXIS)
         store = single_store(schedule_block)
         if store is not None and storage_name(store.tensor) in temps:
             sch.set_buffer(block, "local")
     return sch, launch
-
-
-class _Reduces(Visitor):
-    """The outermost Reduce / ArgReduce nodes of an expression."""
-
-    def __init__(self) -> None:
-        self.found: list[Reduce | ArgReduce] = []
-
-    def visit_Reduce(self, node: Reduce) -> None:
-        self.found.append(node)
-
-    visit_ArgReduce = visit_Reduce

@@ -43,13 +43,15 @@ class LaunchConfig:
 class GridLaunch(LaunchConfig):
     """The grid reduction's launch (`grid_schedule.py`): `blocks` rows on blockIdx.x,
     `chunks` blocks per row on blockIdx.y, `threads` on threadIdx.x; each thread folds
-    `steps` elements of its block's chunk (a chunk is `steps * threads` elements)."""
+    `steps` vectors of `lanes` elements of its block's chunk (a chunk is
+    `steps * threads * lanes` elements)."""
 
     chunks: int
+    lanes: int = 1
 
     @property
     def chunk_size(self) -> int:
-        return self.steps * self.threads
+        return self.steps * self.threads * self.lanes
 
 
 def vector_lanes(extent: int, itemsize: int) -> int:

@@ -196,7 +196,31 @@ def schedule_rows(
     for block in local:
         sch.set_buffer(block, "local")
     _cache_rows(sch, pattern, threads, per_block, lanes)
+    fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def fuse_sibling_reductions(sch: IRSchedule) -> None:
+    """Reduction blocks of the row that do not feed each other (layer_norm's sum and sum
+    of squares; a max and a sum of one x) go into one block: one walk over the row and
+    one exchange for all their partials (`IRSchedule.fuse_reductions`). Each block
+    joins the first earlier one it can legally move to; a reduction that reads another
+    (softmax's sum reads the max) stays apart."""
+    pending = [
+        block
+        for block in sch.get_all_blocks()
+        if (found := find_reduces(sch.get(block).schedule_block.body))
+        and not any(isinstance(node, ArgReduce) for node in found)
+    ]
+    while pending:
+        anchor = pending.pop(0)
+        for other in list(pending):
+            try:
+                IRSchedule(sch.func, trace=False).fuse_reductions([anchor, other])
+            except ScheduleError:
+                continue
+            sch.fuse_reductions([anchor, other])
+            pending.remove(other)
 
 
 def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int:

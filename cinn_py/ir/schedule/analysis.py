@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import (
     Add,
+    ArgReduce,
     Buffer,
     Div,
     Expr,
@@ -352,6 +353,23 @@ def has_reduce(expr: Expr) -> bool:
     check = _HasReduce()
     check.visit(expr)
     return check.found
+
+
+class _Outermost(Visitor):
+    def __init__(self) -> None:
+        self.found: list[Reduce | ArgReduce] = []
+
+    def visit_Reduce(self, node: Reduce | ArgReduce) -> None:
+        self.found.append(node)  # a Reduce inside it is part of its body
+
+    visit_ArgReduce = visit_Reduce
+
+
+def outermost_reductions(node: IrNode) -> list[Reduce | ArgReduce]:
+    """The Reduce / ArgReduce nodes under `node` that no other one encloses, in order."""
+    finder = _Outermost()
+    finder.visit(node)
+    return finder.found
 
 
 def stores_of(block: ScheduleBlock) -> list[Store]:

@@ -32,6 +32,34 @@ Both Reduces can then be spread over the threads of a block with factorize_reduc
 (the partial's chunk walk, the combine's G partials), and the loops bound. Not for a
 body that reads another block's result (a temp): a row's chunks would need it before
 the grid-wide combine, which one kernel cannot wait for.
+
+With `threads` T (and `lanes` V; L a multiple of T * V, S = L / (T * V) steps) the
+partials come spread over threadIdx.x already, each thread walking its chunk as
+factorize_reduction's walk does, V consecutive elements a step, and every input the
+walk reads is kept in the thread's registers, filled first, one V-vector a step:
+
+    for (row, 0, rows)
+      for (chunk, 0, G)
+      {
+        unroll for (o, 0, S)                        # the fill: one per input read
+          thread_bind[threadIdx.x] for (t, 0, T)
+            vectorized for (v, 0, V)
+              if (c * L + (o * T + t) * V + v < C)  # when the last chunk is shorter
+                x_local[o, t, v] = x[row, c * L + (o * T + t) * V + v]
+        X_partials[i, c] = Reduce(kind across threadIdx.x, Reduce(kind,
+            select(c * L + (o * T + t) * V + v < C, body(x_local[o, t, v]), init), o, v), t)
+        if (last_block_done(...)) { ... }
+      }
+
+With 16-byte aligned buffers, V dividing C and L, every step of the fill is one
+aligned vector load (codegen proves it: one `cinn_vec` load). `x_local` is [S, T, V]
+with register dims (0, 2) (`T x_local[S * V]` a thread): it holds the current block's
+chunk only, filled and read inside the same (row, chunk) iteration, so it needs no row
+or chunk dims; the interpreter, which runs the blocks one after another, refills it for
+each. What is cached: the loads the Reduce body makes for every element (outside a
+select's branches, a nested Reduce, another load's indices) of an input, at indices
+that move with the walk and mention nothing but the block's iter vars and the walk;
+loads of one input at the same position share one cache across sibling reductions.
 """
 
 from __future__ import annotations
@@ -41,16 +69,18 @@ import math
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import (
     LT,
+    And,
     ArgReduce,
     Buffer,
     Cast,
-    Div,
     Expr,
     IntImm,
     Load,
-    Mod,
+    MemoryType,
+    Or,
     Reduce,
     Select,
+    Tensor,
     Var,
 )
 from cinn_py.ir.names import fresh_name
@@ -58,16 +88,21 @@ from cinn_py.ir.schedule.analysis import (
     ROOT,
     all_loads,
     loops_in,
+    outermost_reductions,
     realizes,
     single_store,
     storage_name,
     substitute,
     taken_names,
+    unflatten,
+    var_names,
     writers,
 )
+from cinn_py.ir.schedule.reduction import MAX_THREADS, MIN_THREADS, ThreadWalk, thread_walk
 from cinn_py.ir.stmt import (
     ArgIO,
     Argument,
+    BindInfo,
     Block,
     BufferRange,
     For,
@@ -79,21 +114,26 @@ from cinn_py.ir.stmt import (
     ScheduleBlockRealize,
     Store,
 )
-from cinn_py.ir.visitor import Mutator, Visitor
+from cinn_py.ir.visitor import Mutator, structural_key
 from cinn_py.pir.dtypes import DataType
 
 PRIMITIVE = "grid_reduce"
 SEMAPHORE_DTYPE = DataType.INT32
 
 
-def grid_reduce(func: LoweredFunc, chunk_size: int) -> tuple[LoweredFunc, str, str]:
+def grid_reduce(
+    func: LoweredFunc, chunk_size: int, threads: int | None = None, lanes: int = 1
+) -> tuple[LoweredFunc, str, str]:
     """Splits every outermost Reduce of `func` into chunks of `chunk_size` elements, one
-    thread block each, combined by the last block of the row (module docstring).
-    Returns the function and the names of the new row and chunk loops."""
-    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+    thread block each, combined by the last block of the row (module docstring); with
+    `threads`, each chunk is walked by that many threads (`lanes` elements a step) from
+    a register cache of the inputs it reads. Returns the function and the names of the
+    new row and chunk loops."""
+    if not _positive_int(chunk_size):
         raise ScheduleError(
             PRIMITIVE, func.name, f"chunk_size must be a positive int, got {chunk_size!r}"
         )
+    _check_walk(func.name, chunk_size, threads, lanes)
     root, blocks = _root_and_blocks(func)
     rows, index_dtype = _rows(func, blocks)
     reduces = {id(r): _outermost_reduces(func, r) for r, _ in blocks}
@@ -122,7 +162,11 @@ def grid_reduce(func: LoweredFunc, chunk_size: int) -> tuple[LoweredFunc, str, s
     taken = taken_names(func) | {b.name for b in func.temp_buffers}
     row = Var(fresh_name("grid_row", taken), index_dtype, 0, rows)
     chunk = Var(fresh_name("grid_chunk", taken), index_dtype, 0, chunks)
-    split = _Split(taken, index_dtype, chunk_size, chunks, total)
+    inputs = {a.name for a in func.args if a.io is ArgIO.INPUT}
+    walk = None
+    if threads is not None:
+        walk = _Cache(taken, row, chunk, chunk_size, total, threads, lanes, inputs)
+    split = _Split(taken, index_dtype, chunk_size, chunks, total, walk)
     partials: list[ScheduleBlockRealize] = []
     combines: list[ScheduleBlockRealize] = []
     for realize, path in blocks:
@@ -133,9 +177,11 @@ def grid_reduce(func: LoweredFunc, chunk_size: int) -> tuple[LoweredFunc, str, s
         if not reduces[id(realize)]:
             combines.append(ScheduleBlockRealize(values, block))
             continue
-        made, combined = split.block(block, reduces[id(realize)])
+        at = {iv.name: v for iv, v in zip(block.iter_vars, values, strict=True)}
+        made, combined = split.block(block, reduces[id(realize)], at, chunk)
         partials.extend(ScheduleBlockRealize([*values, chunk], p) for p in made)
         combines.append(ScheduleBlockRealize(values, combined))
+    fills = [] if walk is None else walk.fills
     semaphore = Buffer(fresh_name(f"{func.name}_semaphore", taken), SEMAPHORE_DTYPE, [rows])
     then = combines[0] if len(combines) == 1 else Block(combines)
     last = IfThenElse(LastBlockDone(semaphore, [row], chunks), then)
@@ -144,7 +190,7 @@ def grid_reduce(func: LoweredFunc, chunk_size: int) -> tuple[LoweredFunc, str, s
         0,
         rows,
         ForType.SERIAL,
-        For(chunk, 0, chunks, ForType.SERIAL, Block([*partials, last])),
+        For(chunk, 0, chunks, ForType.SERIAL, Block([*fills, *partials, last])),
     )
     root_block = root.schedule_block
     new_root = ScheduleBlockRealize(
@@ -159,8 +205,40 @@ def grid_reduce(func: LoweredFunc, chunk_size: int) -> tuple[LoweredFunc, str, s
         ),
     )
     workspace = [Argument(b, ArgIO.WORKSPACE) for b in (*split.buffers, semaphore)]
-    new = LoweredFunc(func.name, [*func.args, *workspace], new_root, func.temp_buffers)
+    temps = [*func.temp_buffers, *([] if walk is None else walk.buffers)]
+    new = LoweredFunc(func.name, [*func.args, *workspace], new_root, temps)
     return new, row.name, chunk.name
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_walk(name: str, chunk_size: int, threads: int | None, lanes: int) -> None:
+    """ScheduleError unless `threads` is None (then `lanes` 1) or a power of two a
+    combine across threadIdx.x takes, and `chunk_size` is whole steps of T x V."""
+    if not _positive_int(lanes):
+        raise ScheduleError(PRIMITIVE, name, f"lanes must be a positive int, got {lanes!r}")
+    if threads is None:
+        if lanes != 1:
+            raise ScheduleError(
+                PRIMITIVE, name, f"lanes={lanes} needs threads: the lanes are a thread's walk"
+            )
+        return
+    low = MIN_THREADS[BindInfo.THREAD_X.value]
+    if not _positive_int(threads) or threads & (threads - 1) or not low <= threads <= MAX_THREADS:
+        raise ScheduleError(
+            PRIMITIVE,
+            name,
+            f"threads must be a power of two from {low} to {MAX_THREADS}, got {threads!r}",
+        )
+    if chunk_size % (threads * lanes):
+        raise ScheduleError(
+            PRIMITIVE,
+            name,
+            f"chunk_size {chunk_size} is not a whole number of steps of {threads} threads x "
+            f"{lanes} lanes",
+        )
 
 
 def _root_and_blocks(
@@ -231,23 +309,10 @@ def _rows(func: LoweredFunc, blocks: list) -> tuple[int, DataType]:
     return rows, dtype
 
 
-class _Outer(Visitor):
-    """The outermost Reduce / ArgReduce nodes of an expression, in order."""
-
-    def __init__(self) -> None:
-        self.found: list[Reduce | ArgReduce] = []
-
-    def visit_Reduce(self, node: Reduce) -> None:
-        self.found.append(node)
-
-    visit_ArgReduce = visit_Reduce
-
-
 def _outermost_reduces(func: LoweredFunc, realize: ScheduleBlockRealize) -> list[Reduce]:
     block = realize.schedule_block
-    outer = _Outer()
-    outer.visit(single_store(block).value)
-    for node in outer.found:
+    found = outermost_reductions(single_store(block).value)
+    for node in found:
         if isinstance(node, ArgReduce):
             raise ScheduleError(
                 PRIMITIVE, block.name, "an ArgReduce (argmax / argmin) is not split over blocks"
@@ -266,7 +331,7 @@ def _outermost_reduces(func: LoweredFunc, realize: ScheduleBlockRealize) -> list
                     f"its Reduce reads {buffer}, which block {others[0]} computes: every chunk "
                     "of a row would need it before the grid-wide combine",
                 )
-    return outer.found
+    return found
 
 
 def _reduce_length(node: Reduce, block: str) -> int:
@@ -285,18 +350,28 @@ class _Split:
     partials buffers they share (in the order made)."""
 
     def __init__(
-        self, taken: set[str], dtype: DataType, chunk_size: int, chunks: int, total: int
+        self,
+        taken: set[str],
+        dtype: DataType,
+        chunk_size: int,
+        chunks: int,
+        total: int,
+        cache: _Cache | None = None,
     ) -> None:
         self.taken = taken
         self.dtype = dtype
         self.chunk_size = chunk_size
         self.chunks = chunks
         self.total = total
+        self.cache = cache
+        """The chunk walk across threads and its register caches (None: serial)."""
         self.buffers: list[Buffer] = []
 
     def block(
-        self, block: ScheduleBlock, nodes: list[Reduce]
+        self, block: ScheduleBlock, nodes: list[Reduce], at: dict[str, Expr], chunk: Var
     ) -> tuple[list[ScheduleBlock], ScheduleBlock]:
+        """`at`: the block's iter vars' values (in the row loop var); `chunk` the chunk
+        loop var."""
         store = single_store(block)
         out = storage_name(store.tensor)
         region = next(
@@ -312,8 +387,10 @@ class _Split:
             buffer = Buffer(fresh_name(f"{out}_partials", self.taken), node.dtype, shape)
             self.buffers.append(buffer)
             c = Var(fresh_name(f"{buffer.name}_c", self.taken), self.dtype, 0, self.chunks)
-            value = self._partial(node, c)
+            value = self._partial(node, c, {**at, c.name: chunk})
             reads = _reads_of(block.read_buffers, value)
+            if self.cache is not None:
+                reads += self.cache.regions(value)
             partial_blocks.append(
                 ScheduleBlock(
                     [*block.iter_vars, c],
@@ -338,26 +415,218 @@ class _Split:
         )
         return partial_blocks, combined
 
-    def _partial(self, node: Reduce, c: Expr) -> Reduce:
-        """`Reduce(kind, select(c * L + k < C, body(c * L + k), init), k < L)`."""
+    def _partial(self, node: Reduce, c: Var, at: dict[str, Expr]) -> Reduce:
+        """`Reduce(kind, select(c * L + k < C, body(c * L + k), init), k < L)`; with
+        threads, k is the walk's position, the Reduce across threadIdx.x and the body
+        reads the register caches."""
         dtype = node.reduce_axis[0].dtype
         size = self.chunk_size
-        k = Var(fresh_name(f"{node.reduce_axis[0].name}_k", self.taken), dtype, 0, size)
-        if c.dtype is not dtype:
-            c = Cast(dtype, c)
-        flat: Expr = c * IntImm(size, dtype) + k
-        mapping: dict[str, Expr] = {}
-        stride = self.total
-        for i, var in enumerate(node.reduce_axis):
-            stride //= var.upper
-            index = flat if stride == 1 else Div(flat, IntImm(stride, dtype))
-            if i > 0:
-                index = Mod(index, IntImm(var.upper, dtype))
-            mapping[var.name] = index
-        body = substitute(node.body, mapping)
+        start: Expr = c if c.dtype is dtype else Cast(dtype, c)
+        start = start * IntImm(size, dtype)
+        base = f"{node.reduce_axis[0].name}_k"
+        cache = self.cache
+        walk: ThreadWalk | None = None
+        if cache is None:
+            k = Var(fresh_name(base, self.taken), dtype, 0, size)
+            flat: Expr = start + k
+        else:
+            walk = thread_walk(size, dtype, base, cache.threads, cache.lanes, self.taken)
+            flat = start + walk.position
+        body = substitute(node.body, unflatten(flat, node.reduce_axis))
+        if cache is not None and walk is not None:
+            body = cache.redirect(body, walk, at)
         if size * self.chunks != self.total:
             body = Select(LT(flat, IntImm(self.total, dtype)), body, node.init)
-        return Reduce(node.reduce_type, node.init, body, [k])
+        if walk is None:
+            return Reduce(node.reduce_type, node.init, body, [k])
+        if walk.serial:
+            body = Reduce(node.reduce_type, node.init, body, walk.serial)
+        return Reduce(node.reduce_type, node.init, body, [walk.thread], BindInfo.THREAD_X.value)
+
+
+class _Cache:
+    """The chunk walk of `threads` threads, `lanes` a step, and its register caches
+    (module docstring): one per input load the walk makes for every element, shared by
+    loads of one input at one position, each with its fill (`fills`, in the order
+    made)."""
+
+    def __init__(
+        self,
+        taken: set[str],
+        row: Var,
+        chunk: Var,
+        chunk_size: int,
+        total: int,
+        threads: int,
+        lanes: int,
+        inputs: set[str],
+    ) -> None:
+        self.taken = taken
+        self.row = row
+        self.chunk = chunk
+        self.chunk_size = chunk_size
+        self.total = total
+        self.threads = threads
+        self.lanes = lanes
+        self.inputs = inputs
+        self.buffers: list[Buffer] = []
+        self.fills: list[For] = []
+        self._by_key: dict[tuple, Buffer] = {}
+        self._walk_vars: dict[DataType, tuple[Var, Var, Var]] = {}
+
+    def redirect(self, body: Expr, walk: ThreadWalk, at: dict[str, Expr]) -> Expr:
+        """`body` (of a partial, in the block's iter vars `at` maps to loop vars, and
+        the walk's axes) with each cacheable load read from its cache instead."""
+        dtype = walk.thread.dtype
+        zero = IntImm(0, dtype)
+        own = {v.name for v in (walk.thread, *walk.serial)}
+        key_s, key_t, key_v = self._keys(dtype)
+        to_keys: dict[str, Expr] = {**at, walk.thread.name: key_t}
+        if walk.step is not None:
+            to_keys[walk.step.name] = key_s
+        if walk.lane is not None:
+            to_keys[walk.lane.name] = key_v
+        loads: list[Load] = []
+        _eager_loads(body, loads)
+        at_walk = [
+            zero if walk.step is None else walk.step,
+            walk.thread,
+            zero if walk.lane is None else walk.lane,
+        ]
+        cached: dict[tuple, Load] = {}
+        for load in loads:
+            names = set().union(*(var_names(i) for i in load.indices))
+            if (
+                storage_name(load.tensor) not in self.inputs
+                or not names & own
+                or not names <= own | set(at)
+                or any(all_loads(i) for i in load.indices)
+            ):
+                continue
+            indices = [substitute(i, to_keys) for i in load.indices]
+            cache = self._cache(load, indices, dtype)
+            cached[_load_key(load)] = Load(cache, at_walk)
+        # The same element read again under a select is read from the cache too.
+        return _ReplaceLoads(cached).visit(body) if cached else body
+
+    def regions(self, value: Expr) -> list[BufferRange]:
+        """The whole of each cache `value` reads."""
+        read = {storage_name(load.tensor) for load in all_loads(value)}
+        return [BufferRange(b, _whole(b)) for b in self.buffers if b.name in read]
+
+    @property
+    def steps(self) -> int:
+        return self.chunk_size // (self.threads * self.lanes)
+
+    def _keys(self, dtype: DataType) -> tuple[Var, Var, Var]:
+        """The walk's (step, thread, lane) in one form for every partial of `dtype`:
+        loads of different siblings compare equal in them when they read alike."""
+        if dtype not in self._walk_vars:
+            step, thread, lane = (
+                Var(fresh_name(f"grid_walk_{part}", self.taken), dtype, 0, n)
+                for part, n in zip("otv", (self.steps, self.threads, self.lanes), strict=True)
+            )
+            self._walk_vars[dtype] = (step, thread, lane)
+        return self._walk_vars[dtype]
+
+    def _cache(self, load: Load, indices: list[Expr], dtype: DataType) -> Buffer:
+        key = (storage_name(load.tensor), dtype, tuple(structural_key(i) for i in indices))
+        if key in self._by_key:
+            return self._by_key[key]
+        name = fresh_name(f"{storage_name(load.tensor)}_local", self.taken)
+        shape = [self.steps, self.threads, self.lanes]
+        buffer = Buffer(name, load.dtype, shape, MemoryType.LOCAL, (0, 2))
+        self._by_key[key] = buffer
+        self.buffers.append(buffer)
+        self.fills.append(self._fill(load, indices, buffer, self._walk_vars[dtype]))
+        return buffer
+
+    def _fill(
+        self, load: Load, indices: list[Expr], cache: Buffer, keys: tuple[Var, Var, Var]
+    ) -> For:
+        """[unroll o /] threadIdx.x t / [guard /] [vectorized v /]
+        cache[o, t, v] = the input at c * L + (o * T + t) * V + v: the partials' walk."""
+        dtype = keys[0].dtype
+        threads = self.threads
+        walk = thread_walk(self.chunk_size, dtype, cache.name, threads, self.lanes, self.taken)
+        zero = IntImm(0, dtype)
+        values: list[Expr] = [
+            self.row,
+            self.chunk,
+            zero if walk.step is None else walk.step,
+            walk.thread,
+            zero if walk.lane is None else walk.lane,
+        ]
+        extents = [self.row.upper, self.chunk.upper, walk.steps, threads, self.lanes]
+        ivs = [
+            Var(fresh_name(f"{cache.name}_i{n}", self.taken), value.dtype, 0, extent)
+            for n, (value, extent) in enumerate(zip(values, extents, strict=True))
+        ]
+        to_ivs = {v.name: iv for v, iv in zip([self.row, self.chunk, *keys], ivs, strict=True)}
+        block = ScheduleBlock(
+            ivs,
+            [BufferRange(load.tensor, _whole(load.tensor))],
+            [BufferRange(cache, _whole(cache))],
+            cache.name,
+            Store(cache, Load(load.tensor, [substitute(i, to_ivs) for i in indices]), ivs[2:]),
+        )
+        nest: For | IfThenElse | ScheduleBlockRealize = ScheduleBlockRealize(values, block)
+        if -(-self.total // self.chunk_size) * self.chunk_size != self.total:
+            # Around the block, in the loop vars: codegen issues the vector load under
+            # it (the same for every lane where V divides C and L).
+            start = self.chunk if self.chunk.dtype is dtype else Cast(dtype, self.chunk)
+            position = start * IntImm(self.chunk_size, dtype) + walk.position
+            nest = IfThenElse(LT(position, IntImm(self.total, dtype)), nest)
+        if walk.lane is not None:
+            nest = For(walk.lane, 0, self.lanes, ForType.VECTORIZED, nest)
+        nest = For(walk.thread, 0, threads, ForType.SERIAL, nest, BindInfo.THREAD_X)
+        if walk.step is not None:
+            nest = For(walk.step, 0, walk.steps, ForType.UNROLLED, nest)
+        return nest
+
+
+def _eager_loads(x: Expr, out: list[Load]) -> None:
+    """The Loads every evaluation of `x` makes: not those under a Select's branches or
+    the right side of `&&` / `||` (which may be out of range where they are skipped),
+    inside a nested Reduce (its own axes) or inside another Load's indices."""
+    if isinstance(x, Load):
+        out.append(x)
+        return
+    if isinstance(x, Reduce | ArgReduce):
+        return
+    if isinstance(x, Select):
+        _eager_loads(x.condition, out)
+        return
+    if isinstance(x, And | Or):
+        _eager_loads(x.a, out)
+        return
+    for value in x.field_values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, Expr):
+                _eager_loads(item, out)
+
+
+def _load_key(load: Load) -> tuple:
+    return (storage_name(load.tensor), tuple(structural_key(i) for i in load.indices))
+
+
+class _ReplaceLoads(Mutator):
+    """Loads of the elements `replacements` names (by `_load_key`) -> its reads."""
+
+    def __init__(self, replacements: dict[tuple, Load]) -> None:
+        self.replacements = replacements
+
+    def visit_Load(self, node: Load) -> Expr:
+        found = self.replacements.get(_load_key(node))
+        if found is None:
+            return self.generic_visit(node)
+        return Load(found.tensor, found.indices)  # a node of its own at each place
+
+
+def _whole(buffer: Buffer | Tensor) -> list[Var]:
+    """A region variable over each whole dim of `buffer`."""
+    name = storage_name(buffer)
+    return [Var(f"{name}_d{i}", lower=0, upper=d.value) for i, d in enumerate(buffer.shape)]
 
 
 def _reads_of(regions: tuple[BufferRange, ...], value: Expr) -> list[BufferRange]:

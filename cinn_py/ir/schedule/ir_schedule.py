@@ -19,6 +19,7 @@ from cinn_py.ir.schedule import (
     grid_reduce,
     loop_transformation,
     reduction,
+    reduction_fusion,
 )
 from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
 from cinn_py.ir.schedule.refs import BlockRef, LoopRef
@@ -168,15 +169,36 @@ class IRSchedule:
             inputs["lanes"] = lanes
         self._record("factorize_reduction", inputs)
 
-    def grid_reduce(self, chunk_size: int) -> tuple[LoopRef, LoopRef]:
+    def fuse_reductions(self, blocks: Sequence[BlockRef | str]) -> BlockRef:
+        """Moves sibling blocks of cross-thread Reduces (factorized, over one thread axis,
+        under matching loops, none reading another) into the first of them in program
+        order: one serial walk and one combine for all (`reduction_fusion.py`). Returns
+        the merged block; the other handles are gone."""
+        refs = tuple(BlockRef(_block_name(b)) for b in blocks)
+        self._func, name = reduction_fusion.fuse_reductions(self._func, [r.name for r in refs])
+        output = BlockRef(name)
+        self._record("fuse_reductions", {"blocks": refs}, output)
+        return output
+
+    def grid_reduce(
+        self, chunk_size: int, threads: int | None = None, lanes: int = 1
+    ) -> tuple[LoopRef, LoopRef]:
         """Spreads the reductions of the whole function over several thread blocks per
         row: chunks of `chunk_size` elements folded into workspace partials, and the
         function's blocks run for each row by the last block to finish, which folds the
         partials in index order (`grid_reduce.py`). Every block must be a single store
-        under at most one loop over the rows. Returns the new row and chunk loops."""
-        self._func, row, chunk = grid_reduce.grid_reduce(self._func, chunk_size)
+        under at most one loop over the rows. With `threads`, each chunk is folded by
+        that many threads across threadIdx.x, `lanes` consecutive elements a step, from
+        registers each thread fills first (one vector load a step). Returns the new row
+        and chunk loops."""
+        self._func, row, chunk = grid_reduce.grid_reduce(self._func, chunk_size, threads, lanes)
         outputs = (LoopRef(row), LoopRef(chunk))
-        self._record("grid_reduce", {"chunk_size": chunk_size}, outputs)
+        inputs: dict[str, object] = {"chunk_size": chunk_size}
+        if threads is not None:
+            inputs["threads"] = threads
+        if lanes != 1:
+            inputs["lanes"] = lanes
+        self._record("grid_reduce", inputs, outputs)
         return outputs
 
     def set_buffer(self, block: BlockRef | str, memory_type: str) -> None:

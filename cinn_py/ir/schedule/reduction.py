@@ -21,7 +21,8 @@ With `lanes` V > 1 each thread takes V consecutive elements per step (a 16-byte 
 of the row): the partial runs over (r_o, r_v) at `(r_o * T + r_t) * V + r_v`, r_v
 innermost, guarded by `< C` when ceil(C / (T * V)) * T * V != C. The row schedule's
 register cache and full blocks walk the same positions, so each thread's elements are
-one aligned vector per step. V = 1 is the walk above, node for node.
+one aligned vector per step. V = 1 is the walk above, node for node. The walk itself
+(`thread_walk`) is shared with grid_reduce, whose threads walk a chunk of the row so.
 
 The combine may run over threadIdx.y instead (the column schedule): the block is then
 inside a loop bound to threadIdx.x (its output elements spread over the x lanes), the
@@ -39,6 +40,7 @@ node keeps its original positions, so its value is the serial one's.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import LT, ArgReduce, Expr, IntImm, Reduce, Select, Var
@@ -53,6 +55,7 @@ from cinn_py.ir.schedule.analysis import (
 from cinn_py.ir.schedule.arg_reduction import factorize_arg_reduce
 from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize
 from cinn_py.ir.visitor import Mutator
+from cinn_py.pir.dtypes import DataType
 
 PRIMITIVE = "factorize_reduction"
 WARP = 32
@@ -158,25 +161,50 @@ class _Factorize(Mutator):
         self.count += 1
         total = math.prod(extents)
         dtype = node.reduce_axis[0].dtype
-        threads, lanes = self.threads, self.lanes
-        steps = max(1, -(-total // (threads * lanes)))
-        base = node.reduce_axis[0].name
-        lane = Var(fresh_name(f"{base}_t", self.taken), dtype, 0, threads)
-        axes: list[Var] = []
-        if steps == 1:  # one step per thread at most: no step loop
-            vector: Expr = lane
-        else:
-            outer = Var(fresh_name(f"{base}_o", self.taken), dtype, 0, steps)
-            axes.append(outer)
-            vector = outer * IntImm(threads, dtype) + lane
-        if lanes == 1:
-            flat = vector
-        else:
-            inner = Var(fresh_name(f"{base}_v", self.taken), dtype, 0, lanes)
-            axes.append(inner)
-            flat = vector * IntImm(lanes, dtype) + inner
-        body = substitute(node.body, unflatten(flat, node.reduce_axis))
-        if steps * threads * lanes != total:
-            body = Select(LT(flat, IntImm(total, dtype)), body, node.init)
-        partial = Reduce(node.reduce_type, node.init, body, axes) if axes else body
-        return Reduce(node.reduce_type, node.init, partial, [lane], self.thread_axis)
+        walk = thread_walk(
+            total, dtype, node.reduce_axis[0].name, self.threads, self.lanes, self.taken
+        )
+        body = substitute(node.body, unflatten(walk.position, node.reduce_axis))
+        if walk.steps * self.threads * self.lanes != total:
+            body = Select(LT(walk.position, IntImm(total, dtype)), body, node.init)
+        partial = Reduce(node.reduce_type, node.init, body, walk.serial) if walk.serial else body
+        return Reduce(node.reduce_type, node.init, partial, [walk.thread], self.thread_axis)
+
+
+@dataclass(frozen=True)
+class ThreadWalk:
+    """How T threads walk `total` positions in vectors of V lanes: thread `thread` at
+    step o, lane v takes `position` = (o * T + thread) * V + v; `serial` holds the axes a
+    thread folds itself, (o, v), each left out where its extent is 1 (S = 1 step, V = 1
+    lane), and `step` / `lane` name them (None when left out)."""
+
+    thread: Var
+    step: Var | None
+    lane: Var | None
+    position: Expr
+    steps: int
+
+    @property
+    def serial(self) -> list[Var]:
+        return [v for v in (self.step, self.lane) if v is not None]
+
+
+def thread_walk(
+    total: int, dtype: DataType, base: str, threads: int, lanes: int, taken: set[str]
+) -> ThreadWalk:
+    """The strided walk of `threads` threads over `total` positions, `lanes` consecutive
+    ones a step (S = ceil(total / (T * V)) steps), its axes named after `base` and kept
+    unique in `taken`: factorize_reduction's partials, and grid_reduce's chunk walk."""
+    steps = max(1, -(-total // (threads * lanes)))
+    thread = Var(fresh_name(f"{base}_t", taken), dtype, 0, threads)
+    step = None
+    vector: Expr = thread
+    if steps > 1:  # one step per thread at most: no step loop
+        step = Var(fresh_name(f"{base}_o", taken), dtype, 0, steps)
+        vector = step * IntImm(threads, dtype) + thread
+    lane = None
+    position = vector
+    if lanes > 1:
+        lane = Var(fresh_name(f"{base}_v", taken), dtype, 0, lanes)
+        position = vector * IntImm(lanes, dtype) + lane
+    return ThreadWalk(thread, step, lane, position, steps)

@@ -6,7 +6,7 @@ neighbours (CINN's "prim" decomposition does the same before fusion). Each rule 
 the primitives at the composite's position, replaces the composite's results and erases
 it; the numbers follow `cinn_py/reference_ops` (the oracle): softmax and log_softmax
 clip `x - max` at -64 as Paddle's kernel does, mean truncates for integers, layer_norm's
-variance is the biased one.
+variance is the biased one, computed in one pass as E[x^2] - E[x]^2 (clamped at 0).
 
 float16 and bfloat16 composites are computed in float32 (cast in, cast out), as the
 reference and Paddle compute them, so the result is rounded once. Constants are 0-D
@@ -195,9 +195,16 @@ def _layer_norm(emit: _Emitter, op: Operation) -> list[Value] | None:
         return None
     xc, axes, count = parts
     dtype = _dtype(xc)
+    # Mean and variance in one pass: two sibling sums of x (x and x * x) that the row
+    # schedule walks and combines together, variance = E[x^2] - E[x]^2 clamped at 0, as
+    # Paddle's own CUDA kernel computes it. Cancellation costs digits of the variance
+    # when |mean| is much larger than the deviation (see docs/AUTO_SCHEDULE.md);
+    # a layer norm written by hand as mean((x - mean)^2) compiles as written.
     mean = emit.mean(xc, axes, count)
+    mean_of_squares = emit.mean(emit.op("pd_op.square", xc), axes, count)
+    spread = emit.op("pd_op.subtract", mean_of_squares, emit.op("pd_op.square", mean))
+    variance = emit.op("pd_op.maximum", spread, emit.const(0.0, dtype))
     centered = emit.op("pd_op.subtract", xc, mean)
-    variance = emit.mean(emit.op("pd_op.square", centered), axes, count)
     shifted = emit.op("pd_op.add", variance, emit.const(op.attr("epsilon", 1e-5), dtype))
     out = emit.op("pd_op.multiply", centered, emit.op("pd_op.rsqrt", shifted))
     norm_dims = x.type.dims[begin:]

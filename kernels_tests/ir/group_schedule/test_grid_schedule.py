@@ -1,10 +1,14 @@
 """The grid schedule of reductions whose rows are too few to fill the GPU: which
-groups take it, its plan for both targets, the `grid_reduce` primitive (golden IR,
-trace replay, the interpreter run twice, its refusals), numbers on cuda-emu against the
-reference executor for every reduce kind and dtype (bit-identical when run again),
-NVRTC for sm_80 / sm_90, and a real GPU where there is one."""
+groups take it, its plan for both targets (scalar, and the vector walk of V lanes), the
+`grid_reduce` primitive (golden IR, trace replay, the interpreter run twice, the chunk
+walk from register caches, its refusals), numbers on cuda-emu against the reference
+executor for every reduce kind and dtype (bit-identical when run again), NVRTC for
+sm_80 / sm_90 (16-byte loads in the PTX, no local memory), and a real GPU where there
+is one."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -87,6 +91,36 @@ def test_grid_plan(shape, axes, target, plan):
     assert grid_plan(RowPattern(shape, axes), target) == plan
 
 
+def _vector(threads, blocks, chunks, lanes):
+    return GridLaunch(threads=threads, blocks=blocks, steps=4, chunks=chunks, lanes=lanes)
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "lanes", "target", "plan"),
+    [
+        # 4 vectors a thread (64 bytes, in registers): L = 4 * T * V
+        ((8192, 8192), ALL2, 4, CUDA, _vector(1024, 1, 4096, 4)),  # float32
+        ((8192, 8192), ALL2, 8, CUDA, _vector(1024, 1, 2048, 8)),  # float16
+        ((8192, 8192), ALL2, 2, CUDA, _vector(1024, 1, 8192, 2)),  # float64
+        ((4, 1 << 20), (1,), 4, CUDA, _vector(1024, 4, 64, 4)),
+        ((3, 20000), (1,), 4, EMU, _vector(1024, 3, 2, 4)),  # the last chunk 3616 long
+        ((3, 65544), (1,), 8, EMU, _vector(1024, 3, 3, 8)),  # the last chunk one vector
+        # the vector walk would be one chunk: the scalar plan (G = 4)
+        ((4, 4096), ALL2, 4, EMU, GridLaunch(threads=1024, blocks=1, steps=4, chunks=4)),
+        # 65536 chunks of 16384 are past the grid's y limit: the scalar plan
+        ((1 << 15, 1 << 15), ALL2, 4, CUDA, GridLaunch(1024, 1, 1986, 528)),
+        ((8191,), (0,), 4, EMU, None),  # no grid either way
+    ],
+)
+def test_vector_plan(shape, axes, lanes, target, plan):
+    """With V lanes the plan counts steps in vectors, so L is a multiple of T * V."""
+    got = grid_plan(RowPattern(shape, axes), target, lanes)
+    assert got == plan
+    if got is not None and got.lanes > 1:
+        assert got.chunk_size == got.steps * got.threads * got.lanes
+        assert (got.chunks - 1) * got.chunk_size < RowPattern(shape, axes).cols
+
+
 @pytest.mark.parametrize(
     ("shape", "axes", "ops", "why"),
     [
@@ -143,7 +177,32 @@ def test_column_patterns_stay_off_the_grid():
 
 
 def test_golden_mean_over_long_rows():
+    """20000 float32 a row: V = 4, T = 1024, L = 4 * 1024 * 4; the fill loads each
+    thread's 4 vectors of the chunk into registers (guarded: the last chunk is 3616
+    long), the partial reads them, the combine folds the 2 partials of the row."""
     func, pattern = lowered(reduction((3, 20000), (1,), ops=("mean",)))
+    result = auto_schedule(func, EMU, pattern)
+    assert result.launch == GridLaunch(threads=1024, blocks=3, steps=4, chunks=2, lanes=4)
+    assert str(result.trace) == (
+        "grid_reduce(chunk_size=16384, threads=1024, lanes=4) -> [grid_row, grid_chunk]\n"
+        "bind(loop=grid_row, thread_axis=blockIdx.x)\n"
+        "bind(loop=grid_chunk, thread_axis=blockIdx.y)\n"
+        "factorize_reduction(block=var_1_tmp, threads=1024, thread_axis=threadIdx.x)\n"
+        "set_buffer(block=var_1_tmp, memory_type=local)"
+    )
+    assert print_ir(result.func) == GOLDEN_MEAN_IR
+    assert structural_equal(result.replay(func), result.func)
+    (kernel,) = generate_cuda([result.func]).kernels
+    assert kernel.grid == (3, 2, 1) and kernel.block == (1024, 1, 1)
+    assert [a.io for a in kernel.args][-2:] == [s.ArgIO.WORKSPACE] * 2
+    (cache,) = [b for b in result.func.temp_buffers if b.name == "var_0_local"]
+    assert cache.register_dims == (0, 2) and [d.value for d in cache.shape] == [4, 1024, 4]
+
+
+def test_scalar_trace_where_no_vector_divides_the_row():
+    """20001 a row: V = 1, the walk of single elements (L = 10 * 1024), factorized after
+    grid_reduce like the combine."""
+    func, pattern = lowered(reduction((3, 20001), (1,), ops=("mean",)))
     result = auto_schedule(func, EMU, pattern)
     assert result.launch == GridLaunch(threads=1024, blocks=3, steps=10, chunks=2)
     assert str(result.trace) == (
@@ -154,11 +213,8 @@ def test_golden_mean_over_long_rows():
         "factorize_reduction(block=var_1_tmp, threads=1024, thread_axis=threadIdx.x)\n"
         "set_buffer(block=var_1_tmp, memory_type=local)"
     )
-    assert print_ir(result.func) == GOLDEN_MEAN_IR
     assert structural_equal(result.replay(func), result.func)
-    (kernel,) = generate_cuda([result.func]).kernels
-    assert kernel.grid == (3, 2, 1) and kernel.block == (1024, 1, 1)
-    assert [a.io for a in kernel.args][-2:] == [s.ArgIO.WORKSPACE] * 2
+    assert "var_0_local" not in print_ir(result.func)
 
 
 GOLDEN_MEAN_IR = """\
@@ -169,12 +225,24 @@ ScheduleBlock(root)
     thread_bind[blockIdx.x] for (grid_row, 0, 3)
     thread_bind[blockIdx.y] for (grid_chunk, 0, 2)
     {
+      unroll for (var_0_local_o, 0, 4)
+      thread_bind[threadIdx.x] for (var_0_local_t, 0, 1024)
+      vectorize[4] for (var_0_local_v, 0, 4)
+      if ((((grid_chunk * 16384) + ((((var_0_local_o * 1024) + var_0_local_t) * 4) + var_0_local_v)) < 20000)) {
+        ScheduleBlock(var_0_local)
+        {
+          var_0_local_i0, var_0_local_i1, var_0_local_i2, var_0_local_i3, var_0_local_i4 = axis.bind(grid_row, grid_chunk, var_0_local_o, var_0_local_t, var_0_local_v)
+          read_buffers(var_0[var_0_d0(0:3), var_0_d1(0:20000)])
+          write_buffers(var_0_local[var_0_local_d0(0:4), var_0_local_d1(0:1024), var_0_local_d2(0:4)])
+          var_0_local[var_0_local_i2, var_0_local_i3, var_0_local_i4] = var_0[var_0_local_i0, ((((var_0_local_i1 * 16384) + (var_0_local_i2 * 4096)) + (var_0_local_i3 * 4)) + var_0_local_i4)]
+        }
+      }
       ScheduleBlock(var_1_tmp_partials)
       {
         i0_0, var_1_tmp_partials_c = axis.bind(grid_row, grid_chunk)
-        read_buffers(var_0[i0_0(0:3), r_0(0:20000)])
+        read_buffers(var_0_local[var_0_local_d0(0:4), var_0_local_d1(0:1024), var_0_local_d2(0:4)])
         write_buffers(var_1_tmp_partials[i0_0(0:3), var_1_tmp_partials_c(0:2)])
-        var_1_tmp_partials[i0_0, var_1_tmp_partials_c] = Reduce(sum across threadIdx.x, Reduce(sum, select(((((r_0_k_o * 1024) + r_0_k_t) + (var_1_tmp_partials_c * 10240)) < 20000), var_0[i0_0, (((r_0_k_o * 1024) + r_0_k_t) + (var_1_tmp_partials_c * 10240))], 0.00000000f),0.00000000f),0.00000000f)
+        var_1_tmp_partials[i0_0, var_1_tmp_partials_c] = Reduce(sum across threadIdx.x, Reduce(sum, select((((var_1_tmp_partials_c * 16384) + ((((r_0_k_o * 1024) + r_0_k_t) * 4) + r_0_k_v)) < 20000), var_0_local[r_0_k_o, r_0_k_t, r_0_k_v], 0.00000000f),0.00000000f),0.00000000f)
       }
       if (last_block_done(fn_group_0_semaphore[grid_row], 2)) {
         {
@@ -199,22 +267,50 @@ ScheduleBlock(root)
 }"""
 
 
-def _small_grid(shape, axes, ops, chunk_size, threads=32, dtype=F32):
+def _small_grid(shape, axes, ops, chunk_size, threads=32, dtype=F32, lanes=None, program=None):
     """The primitive by hand on a small function: chunks of `chunk_size`, combined by
-    `threads` threads."""
-    func, _ = lowered(reduction(shape, axes, ops=ops, dtype=dtype))
+    `threads` threads; with `lanes`, grid_reduce walks the chunks itself (`threads`
+    threads, `lanes` a step, from registers) and only the combines are factorized."""
+    func, _ = lowered(program or reduction(shape, axes, ops=ops, dtype=dtype))
     sch = IRSchedule(func)
     for block in sch.get_all_blocks():
         loops = sch.get_loops(block)
         if len(loops) > 1:
             sch.fuse(loops)
-    row, chunk = sch.grid_reduce(chunk_size)
+    if lanes is None:
+        row, chunk = sch.grid_reduce(chunk_size)
+    else:
+        row, chunk = sch.grid_reduce(chunk_size, threads, lanes)
     sch.bind(row, "blockIdx.x")
     sch.bind(chunk, "blockIdx.y")
     for block in sch.get_all_blocks():
-        if "Reduce(" in print_ir(sch.get(block).schedule_block):
+        text = print_ir(sch.get(block).schedule_block)
+        if "Reduce(" in text and " across " not in text:
             sch.factorize_reduction(block, threads)
     return func, sch
+
+
+def _run_twice(func, sch, feeds):
+    """Runs `func` and, twice on one workspace, the scheduled function in the
+    interpreter: the same values, and the counters back at zero after each run."""
+    outputs = [a for a in func.args if a.io is not s.ArgIO.INPUT]
+    want = {
+        a.name: np.zeros([d.value for d in a.value.shape], a.value.dtype.numpy) for a in outputs
+    }
+    run_function(func, {**feeds, **want})
+    work = {
+        a.name: np.zeros([d.value for d in a.value.shape], a.value.dtype.numpy)
+        for a in sch.func.args
+        if a.io is s.ArgIO.WORKSPACE
+    }
+    for _ in range(2):  # the counters come back to zero: a second run is the same
+        got = {name: np.zeros_like(value) for name, value in want.items()}
+        run_function(sch.func, {**feeds, **got, **work})
+        for name in want:
+            assert compare(got[name], want[name]).ok, name
+        semaphore = [a.name for a in sch.func.args if a.name.endswith("_semaphore")]
+        assert len(semaphore) == 1 and not work[semaphore[0]].any()
+    assert structural_equal(sch.trace.replay(func), sch.func)
 
 
 @pytest.mark.parametrize(
@@ -231,21 +327,64 @@ def test_primitive_in_the_interpreter_run_twice(shape, axes, ops, chunk_size):
         chunk_size = chunk_size // 2
     func, sch = _small_grid(shape, axes, ops, chunk_size)
     x = feed(shape, F32, kind="powers" if "prod" in ops else "uniform")
-    want = {a.name: np.zeros([d.value for d in a.value.shape], np.float32) for a in func.args[1:]}
-    run_function(func, {func.args[0].name: x, **want})
-    work = {
-        a.name: np.zeros([d.value for d in a.value.shape], a.value.dtype.numpy)
-        for a in sch.func.args
-        if a.io is s.ArgIO.WORKSPACE
+    _run_twice(func, sch, {func.args[0].name: x})
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "ops", "lanes", "chunk_size"),
+    [
+        ((3, 600), (1,), ("sum", "max"), 4, 256),  # S = 2; 3 chunks, the last 88 long
+        ((6, 64), ALL2, ("sum",), 4, 128),  # S = 1: no step axis; 3 whole chunks
+        ((2, 5, 48), (1, 2), ("min", "prod"), 2, 64),  # 4 chunks, the last 48
+        ((4, 400), (1,), ("max", "mean"), 2, 192),  # S = 3, a temp read back
+        ((6, 7), ALL2, ("mean",), 1, 32),  # V = 1: the cached walk of single elements
+    ],
+)
+def test_chunk_walk_from_registers_in_the_interpreter(shape, axes, ops, lanes, chunk_size):
+    """grid_reduce(L, T, V): one register cache of x for all the siblings, filled in
+    vectors of V by T threads (guarded where the last chunk is shorter), the partials
+    across threadIdx.x from it; the interpreter runs it twice as it runs the lowered
+    function."""
+    func, sch = _small_grid(shape, axes, ops, chunk_size, lanes=lanes)
+    caches = [b for b in sch.func.temp_buffers if b.name.endswith("_local")]
+    assert [b.name for b in caches] == ["var_0_local"]
+    steps = chunk_size // (32 * lanes)
+    assert [d.value for d in caches[0].shape] == [steps, 32, lanes]
+    assert caches[0].register_dims == (0, 2)
+    text = print_ir(sch.func)
+    assert text.count("ScheduleBlock(var_0_local)") == 1
+    assert ("vectorize[" in text) is (lanes > 1)
+    total = int(np.prod([shape[a] for a in axes]))
+    assert (f" < {total})) {{" in text) is (total % chunk_size != 0)  # the fill's guard
+    partials = [line for line in text.splitlines() if "_partials_c] = Reduce(" in line]
+    assert len(partials) == len(ops)
+    for line in partials:  # the partials read registers only
+        assert "var_0[" not in line and "var_0_local[" in line, line
+    x = feed(shape, F32, kind="powers" if "prod" in ops else "uniform")
+    _run_twice(func, sch, {func.args[0].name: x})
+
+
+def test_chunk_walk_caches_each_input_it_reads():
+    """sum(exp(x) * y) over rows, y broadcast along them: a cache (and a fill) for x and
+    one for y, both walked alike."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[3, 520], dtype=F32)
+    y = b.op("pd_op.data", name="y", shape=[520], dtype=F32)
+    product = b.op("pd_op.multiply", b.op("pd_op.exp", x), y)
+    axis = b.op("pd_op.full_int_array", value=[1])
+    b.op("pd_op.sum", product, axis, keepdim=False, dtype=DataType.UNDEFINED)
+    func, sch = _small_grid(None, None, None, 256, lanes=4, program=program)
+    caches = sorted(b.name for b in sch.func.temp_buffers if b.name.endswith("_local"))
+    assert caches == ["var_0_local", "var_1_local"]
+    rng = np.random.default_rng(3)
+    feeds = {
+        "var_0": rng.uniform(-1, 1, (3, 520)).astype(np.float32),
+        "var_1": rng.uniform(-1, 1, (520,)).astype(np.float32),
     }
-    for _ in range(2):  # the counters come back to zero: a second run is the same
-        got = {a.name: np.zeros_like(want[a.name]) for a in func.args[1:]}
-        run_function(sch.func, {func.args[0].name: x, **got, **work})
-        for name in want:
-            assert compare(got[name], want[name]).ok, name
-        semaphore = [a.name for a in sch.func.args if a.name.endswith("_semaphore")]
-        assert len(semaphore) == 1 and not work[semaphore[0]].any()
-    assert structural_equal(sch.trace.replay(func), sch.func)
+    _run_twice(func, sch, feeds)
+    (kernel,) = generate_cuda([sch.func]).kernels
+    assert kernel.grid == (3, 3, 1)
 
 
 def test_each_sibling_reduction_gets_its_own_partials():
@@ -270,6 +409,16 @@ def test_primitive_refusals():
         IRSchedule(func).grid_reduce(0)
     with pytest.raises(ScheduleError, match="covers the whole reduction of 40 elements in one"):
         IRSchedule(func).grid_reduce(40)
+    with pytest.raises(ScheduleError, match="lanes=4 needs threads: the lanes are a thread's"):
+        IRSchedule(func).grid_reduce(8, lanes=4)
+    with pytest.raises(ScheduleError, match="lanes must be a positive int, got 0"):
+        IRSchedule(func).grid_reduce(32, 32, 0)
+    with pytest.raises(
+        ScheduleError, match="threads must be a power of two from 32 to 1024, got 48"
+    ):
+        IRSchedule(func).grid_reduce(96, 48)
+    with pytest.raises(ScheduleError, match="chunk_size 20 is not a whole number of steps of 32"):
+        IRSchedule(func).grid_reduce(20, 32, 2)
     sch = IRSchedule(func)
     sch.bind(sch.get_loops("var_1")[0], "blockIdx.x")
     with pytest.raises(ScheduleError, match="loop i_0 is not a plain serial loop"):
@@ -440,6 +589,48 @@ def test_nan_in_max_and_min():
     _check(reduction((129, 257), ALL2, ops=("max", "min", "sum")), {"x": x})
 
 
+VECTOR_CASES = {
+    # name: shape, axes, keepdim, dtype, ops, feed kind, V, G (T = 1024, 4 steps)
+    "all-f32": ((64, 1000), ALL2, False, F32, FLOAT_OPS, "uniform", 4, 4),  # last: 14848
+    "all-f32-exact": ((4, 8192), ALL2, False, F32, ("sum", "max"), "uniform", 4, 2),
+    "all-f32-prod": ((160, 256), ALL2, False, F32, ("prod",), "powers", 4, 3),
+    "rows-f32": ((3, 40000), (1,), False, F32, ("sum", "max", "mean"), "uniform", 4, 3),
+    "rows-f32-keep": ((2, 36000), (1,), True, F32, ("sum", "min"), "uniform", 4, 3),
+    "rows-f32-v2": ((2, 40002), (1,), False, F32, ("sum", "max"), "uniform", 2, 5),
+    "axes12-f32": ((2, 5, 4100), (1, 2), False, F32, ("sum", "min"), "uniform", 4, 2),
+    "all-f16": ((256, 300), ALL2, False, F16, FLOAT_OPS, "uniform", 8, 3),
+    "rows-f16-v4": ((2, 65540), (1,), False, F16, ("sum", "max"), "uniform", 4, 5),
+    "rows-bf16": ((3, 65544), (1,), False, BF16, ("sum", "min", "mean"), "uniform", 8, 3),
+    "all-f64": ((100, 170), ALL2, False, F64, ("sum", "max", "min"), "uniform", 2, 3),
+    "all-i32": ((129, 256), ALL2, False, I32, ("sum", "max", "min"), "uniform", 4, 3),
+    "all-i32-prod": ((129, 256), ALL2, False, I32, ("prod",), "signs", 4, 3),
+    "all-i64": ((101, 200), ALL2, False, I64, ("sum", "max", "min", "prod"), "signs", 2, 3),
+    "all-bool": ((129, 256), ALL2, False, BOOL, ("all", "any"), "uniform", 8, 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VECTOR_CASES))
+def test_vector_walk_numbers_on_the_emulator(case):
+    """The chunk walk in vectors of V (16 bytes of the dtype, halved until V divides the
+    row), every reduce kind and dtype, rows whose last chunk is shorter than L and not a
+    whole number of steps, against the reference executor, the same bits run again."""
+    shape, axes, keepdim, dtype, ops, kind, lanes, chunks = VECTOR_CASES[case]
+    program = reduction(shape, axes, keepdim, dtype, ops)
+    exe = _check(program, {"x": feed(shape, dtype, kind=kind)})
+    assert exe.kernels[0].grid[1] == chunks
+    assert re.search(rf"cinn_vec<[^>]*, {lanes}>", exe.cuda_source), case
+
+
+def test_vector_walk_of_exp_with_nan():
+    """sum / max / min of exp(x) over long rows, a NaN in one row: the cached walk reads
+    x once for the three partials."""
+    x = feed((3, 40000), F32)
+    x[1, 39999] = np.nan
+    program = reduction((3, 40000), (1,), ops=("sum", "max", "min"), exp=True)
+    exe = _check(program, {"x": x})
+    assert exe.cuda_source.count("reinterpret_cast<const cinn_vec<float, 4>*>(var_0 +") == 1
+
+
 # ---- NVRTC and a real GPU --------------------------------------------------------------------
 
 
@@ -467,12 +658,69 @@ def gpu_grid_source():
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_grid_kernels_compile_with_nvrtc(gpu_grid_source, arch):
-    assert gpu_grid_source.kernels[0].grid == (1, 525, 1)
+    assert gpu_grid_source.kernels[0].grid == (1, 4096, 1)  # chunks of 4 x 1024 x 4
     assert "cinn_last_block_done(" in gpu_grid_source.source
     cubin = nvrtc.compile(gpu_grid_source.source, arch, name="grid_kernels.cu")
     assert cubin[:4] == b"\x7fELF"
     for kernel in gpu_grid_source.kernels:
         assert kernel.name.encode() in cubin
+
+
+def _grid_ptx(shape, axes, dtype, ops, arch="sm_90"):
+    """The grid kernel of `ops` over `shape` for `arch`: its launch, CUDA source and
+    NVRTC's PTX (the test is skipped where NVRTC is not there)."""
+    stages = PIRCompiler(reduction(shape, axes, dtype=dtype, ops=ops), "cuda", arch=arch)
+    (kernel,) = stages.stages(until="scheduled").fused
+    source = generate_cuda([kernel.scheduled.func])
+    try:
+        ptx = nvrtc.compile_ptx(source.source, arch)
+    except (FileNotFoundError, OSError, ImportError) as error:
+        pytest.skip(f"NVRTC is not available: {error}")
+    return kernel.scheduled.launch, source, ptx
+
+
+@pytest.mark.parametrize(
+    ("dtype", "lanes", "chunks", "load"),
+    [(F32, 4, 4096, "ld.global.nc.v4.f32"), (F16, 8, 2048, "ld.global.nc.v4.u32")],
+)
+def test_reduce_all_loads_16_byte_vectors(dtype, lanes, chunks, load):
+    """sum of [8192, 8192] to 0-D on sm_90: each thread of the chunk walk loads its 4
+    steps as 4 aligned 16-byte vectors into registers (unrolled, no local memory); the
+    stage-2 fold reads the partials as scalars (volatile)."""
+    launch, source, ptx = _grid_ptx((8192, 8192), ALL2, dtype, ("sum",))
+    assert launch == GridLaunch(threads=1024, blocks=1, steps=4, chunks=chunks, lanes=lanes)
+    assert source.kernels[0].grid == (1, chunks, 1)
+    reads = re.findall(r"ld\.global\.nc\.[a-z0-9.]+", ptx)
+    assert reads == [load] * 4
+    assert "ld.volatile.global.f32" in ptx
+    assert ".local" not in ptx and "__local_depot" not in ptx
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "dtype", "ops", "width"),
+    [
+        ((4, 1 << 20), (1,), F32, ("sum", "max", "mean"), 16),
+        ((4096, 4096), ALL2, BF16, ("sum", "min"), 16),
+        ((4096, 4096), ALL2, I32, ("sum", "prod"), 16),
+        ((4096, 4096), ALL2, I64, ("max",), 16),
+        ((4096, 4096), ALL2, F64, ("sum",), 16),
+        ((4096, 4096), ALL2, BOOL, ("all", "any"), 8),  # 8 lanes of one byte
+        ((3, 1000004), (1,), F32, ("sum", "min"), 16),  # the last chunk guarded
+        ((3, 1000002), (1,), F32, ("sum",), 8),  # 4 does not divide the row: V = 2
+        ((3, 1000003), (1,), F32, ("sum",), 4),  # no vector does: the scalar walk
+    ],
+)
+def test_vector_widths_in_the_ptx(shape, axes, dtype, ops, width):
+    """Every read of x in the chunk walk is one vector of V lanes (16 bytes where V
+    fills them), issued 4 times a thread (the steps), shared by sibling reductions;
+    nothing spills to local memory."""
+    launch, _, ptx = _grid_ptx(shape, axes, dtype, ops)
+    reads = re.findall(r"ld\.global\.nc(?:\.v(\d))?\.[a-z]+(\d+)", ptx)
+    widths = [int(n or 1) * int(bits) // 8 for n, bits in reads]
+    assert widths and set(widths) == {width}, widths
+    if width > dtype.itemsize:
+        assert launch.lanes == width // dtype.itemsize and len(widths) == launch.steps
+    assert ".local" not in ptx
 
 
 @pytest.mark.gpu
