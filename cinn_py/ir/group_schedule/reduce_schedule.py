@@ -75,6 +75,7 @@ from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
 from cinn_py.ir.schedule.analysis import readers, single_store, storage_name
 from cinn_py.ir.schedule.cache_read import cache_problem
+from cinn_py.ir.schedule.reduction_fusion import fusion_problem
 from cinn_py.ir.stmt import ArgIO, LoweredFunc
 from cinn_py.ir.visitor import Visitor
 
@@ -215,12 +216,9 @@ def fuse_sibling_reductions(sch: IRSchedule) -> None:
     while pending:
         anchor = pending.pop(0)
         for other in list(pending):
-            try:
-                IRSchedule(sch.func, trace=False).fuse_reductions([anchor, other])
-            except ScheduleError:
-                continue
-            sch.fuse_reductions([anchor, other])
-            pending.remove(other)
+            if fusion_problem(sch.func, anchor.name, other.name) is None:
+                sch.fuse_reductions([anchor, other])
+                pending.remove(other)
 
 
 def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int:

@@ -89,6 +89,17 @@ def fuse_reductions(func: LoweredFunc, block_names: Sequence[str]) -> tuple[Lowe
     return func, first
 
 
+def fusion_problem(func: LoweredFunc, first: str, later: str) -> str | None:
+    """Why block `later` cannot be fused into block `first` (which comes before it in
+    program order), or None when it can: the primitive's checks, without the rewrite
+    (a group schedule asks before it fuses)."""
+    try:
+        _check_pair(func, first, later)
+    except ScheduleError as error:
+        return error.why
+    return None
+
+
 def combines_of(block: ScheduleBlock) -> list[Reduce | ArgReduce]:
     """The outermost reductions of the values `block` stores, in store order."""
     return [node for store in stores_of(block) for node in outermost_reductions(store.value)]
@@ -96,17 +107,9 @@ def combines_of(block: ScheduleBlock) -> list[Reduce | ArgReduce]:
 
 def _merge(func: LoweredFunc, first: str, later: str) -> LoweredFunc:
     """`func` with block `later` moved into block `first`."""
-    realize_a, path_a = find_realize(func, first, PRIMITIVE)
-    realize_b, path_b = find_realize(func, later, PRIMITIVE)
+    realize_a, realize_b, top_b = _check_pair(func, first, later)
     block_a, block_b = realize_a.schedule_block, realize_b.schedule_block
-    combines_a = _cross_thread_combines(block_a)
-    combines_b = _cross_thread_combines(block_b)
-    _check_threads(later, combines_a[0], combines_b)
-    loop_map = _check_loops(first, later, path_a, path_b)
-    top_b = _check_alone(later, path_b, realize_b)
-    _check_iter_values(first, later, realize_a, realize_b, loop_map)
-    _check_dependences(func, block_a, block_b)
-
+    combines_a, combines_b = combines_of(block_a), combines_of(block_b)
     mapping: dict[str, Expr] = {
         b.name: a for a, b in zip(block_a.iter_vars, block_b.iter_vars, strict=True)
     }
@@ -129,6 +132,23 @@ def _merge(func: LoweredFunc, first: str, later: str) -> LoweredFunc:
 
 
 # ---- checks -------------------------------------------------------------------------------
+
+
+def _check_pair(
+    func: LoweredFunc, first: str, later: str
+) -> tuple[ScheduleBlockRealize, ScheduleBlockRealize, Stmt]:
+    """Every precondition for moving block `later` into block `first`; returns both
+    realizes and the statement holding `later` alone (what the move removes)."""
+    realize_a, path_a = find_realize(func, first, PRIMITIVE)
+    realize_b, path_b = find_realize(func, later, PRIMITIVE)
+    block_a, block_b = realize_a.schedule_block, realize_b.schedule_block
+    anchor = _cross_thread_combines(block_a)[0]
+    _check_threads(later, anchor, _cross_thread_combines(block_b))
+    loop_map = _check_loops(first, later, path_a, path_b)
+    top_b = _check_alone(later, path_b, realize_b)
+    _check_iter_values(first, later, realize_a, realize_b, loop_map)
+    _check_dependences(func, block_a, block_b)
+    return realize_a, realize_b, top_b
 
 
 def _cross_thread_combines(block: ScheduleBlock) -> list[Reduce]:

@@ -24,6 +24,7 @@ from cinn_py.ir.expr import ArgReduce, Buffer, Load, ReduceType, Var
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.schedule.reduction_fusion import fusion_problem
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.ir.visitor import structural_equal
 from cinn_py.pir.builder import Builder
@@ -258,6 +259,15 @@ def test_refuses_dependent_reductions():
         f"on block '{second}': it reads {first}, which block {first} writes: the "
         "reductions depend on each other",
     )
+    assert fusion_problem(sch.func, first, second).startswith(f"it reads {first}, which")
+
+
+def test_fusion_problem_is_none_for_siblings():
+    sch = factorized(lowered(siblings()))
+    assert fusion_problem(sch.func, "var_1", "var_2") is None
+    before = sch.func
+    assert fusion_problem(before, "var_1", "nope").startswith("no such block")
+    assert sch.func is before
 
 
 # ---- NVRTC ---------------------------------------------------------------------------------
