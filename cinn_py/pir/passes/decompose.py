@@ -119,6 +119,16 @@ def _float_input(op: Operation) -> Value | None:
     return x
 
 
+def _computed_input(emit: _Emitter, op: Operation) -> tuple[Value, DataType] | None:
+    """The op's float input cast to its compute dtype, and that dtype; None when the
+    input is not a float tensor (the rule then leaves the op whole)."""
+    x = _float_input(op)
+    if x is None:
+        return None
+    dtype = _compute_dtype(x)
+    return emit.cast(x, dtype), dtype
+
+
 def _count(dims: Sequence[int]) -> int | None:
     """How many elements `dims` hold; None if one is unknown."""
     if DYNAMIC in dims:
@@ -131,12 +141,11 @@ Rule = Callable[[_Emitter, Operation], list[Value] | None]
 
 def _shifted(emit: _Emitter, op: Operation) -> tuple[Value, Value, list[int]] | None:
     """(x in the compute dtype, max(x - max x, -64), the reduced axes) for softmax."""
-    x = _float_input(op)
-    if x is None:
+    operand = _computed_input(emit, op)
+    if operand is None:
         return None
-    dtype = _compute_dtype(x)
-    xc = emit.cast(x, dtype)
-    axes = [op.attr("axis", -1)] if x.type.rank else []
+    xc, dtype = operand
+    axes = [op.attr("axis", -1)] if xc.type.rank else []
     top = emit.op("pd_op.max", xc, None, axis=axes, keepdim=True)
     diff = emit.op("pd_op.subtract", xc, top)
     shifted = emit.op("pd_op.maximum", diff, emit.const(SOFTMAX_SHIFT_FLOOR, dtype))
@@ -245,11 +254,10 @@ def _rms_norm(emit: _Emitter, op: Operation) -> list[Value] | None:
 
 def _gelu(emit: _Emitter, op: Operation) -> list[Value] | None:
     """Exact: x/2 (1 + erf(x / sqrt 2)); approximate: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    x = _float_input(op)
-    if x is None:
+    operand = _computed_input(emit, op)
+    if operand is None:
         return None
-    dtype = _compute_dtype(x)
-    xc = emit.cast(x, dtype)
+    xc, dtype = operand
     if op.attr("approximate", False):
         cube = emit.op("pd_op.multiply", emit.op("pd_op.multiply", xc, xc), xc)
         inner = emit.op(
@@ -267,11 +275,10 @@ def _gelu(emit: _Emitter, op: Operation) -> list[Value] | None:
 
 def _silu(emit: _Emitter, op: Operation) -> list[Value] | None:
     """x / (1 + exp(-x)), as the reference writes it (silu(-inf) is NaN)."""
-    x = _float_input(op)
-    if x is None:
+    operand = _computed_input(emit, op)
+    if operand is None:
         return None
-    dtype = _compute_dtype(x)
-    xc = emit.cast(x, dtype)
+    xc, dtype = operand
     e = emit.op("pd_op.exp", emit.op("pd_op.multiply", xc, emit.const(-1.0, dtype)))
     out = emit.op("pd_op.divide", xc, emit.op("pd_op.add", e, emit.const(1.0, dtype)))
     return [emit.cast(out, _dtype(op.result()))]
@@ -279,11 +286,10 @@ def _silu(emit: _Emitter, op: Operation) -> list[Value] | None:
 
 def _hardswish(emit: _Emitter, op: Operation) -> list[Value] | None:
     """x * min(max(x + 3, 0), 6) / 6."""
-    x = _float_input(op)
-    if x is None:
+    operand = _computed_input(emit, op)
+    if operand is None:
         return None
-    dtype = _compute_dtype(x)
-    xc = emit.cast(x, dtype)
+    xc, dtype = operand
     six = emit.const(6.0, dtype)
     shifted = emit.op("pd_op.add", xc, emit.const(3.0, dtype))
     gate = emit.op("pd_op.minimum", emit.op("pd_op.maximum", shifted, emit.const(0.0, dtype)), six)
@@ -293,11 +299,10 @@ def _hardswish(emit: _Emitter, op: Operation) -> list[Value] | None:
 
 def _hardsigmoid(emit: _Emitter, op: Operation) -> list[Value] | None:
     """min(max(x * slope + offset, 0), 1)."""
-    x = _float_input(op)
-    if x is None:
+    operand = _computed_input(emit, op)
+    if operand is None:
         return None
-    dtype = _compute_dtype(x)
-    xc = emit.cast(x, dtype)
+    xc, dtype = operand
     line = emit.op("pd_op.multiply", xc, emit.const(op.attr("slope", 0.2), dtype))
     line = emit.op("pd_op.add", line, emit.const(op.attr("offset", 0.5), dtype))
     low = emit.op("pd_op.maximum", line, emit.const(0.0, dtype))
