@@ -47,6 +47,8 @@ def test_the_issue_cases_are_all_there():
             for dtype in ("f32", "f16")
             for shape in ("4096x4096", "16384x8192")
         ),
+        "transpose_f32_8192x8192",
+        "transpose_f16_8192x8192",
         "reduce_sum_rows_f32_8192x8192",
         "reduce_sum_cols_f32_8192x8192",
         "reduce_sum_all_f32_8192x8192",

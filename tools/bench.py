@@ -17,7 +17,8 @@ tolerances; a wrong cinn_py output fails its row (and the exit status) loudly.
 
 Cases (`--list` prints them with their byte counts): add_relu_mul (64M float32),
 softmax / layer_norm (scale and bias) / rms_norm (scale) over the last axis of
-[4096, 4096] and [16384, 8192] in float32 and float16, reduce_sum_rows (axis -1) and
+[4096, 4096] and [16384, 8192] in float32 and float16, transpose ([8192, 8192] perm
+[1, 0], float32 and float16: the tile schedule), reduce_sum_rows (axis -1) and
 reduce_sum_cols (axis 0) and reduce_sum_all (every axis, to 0-D: the grid schedule) of
 [8192, 8192] float32. `--cases` takes families, case names
 or name prefixes (`softmax_f16`), comma-separated.
@@ -334,6 +335,34 @@ def _rms_torch(torch: Any) -> Callable[..., Any]:
 # -- reduce_sum of a matrix over one axis
 
 
+# -- transpose of a matrix (the tile schedule: 32 x 32 tiles through shared memory)
+
+
+def _transposed_output(shape: tuple[int, ...], dtype: str) -> Tensor:
+    return Tensor("out", tuple(reversed(shape)), dtype)
+
+
+def _transpose_program(shape: tuple[int, ...], dtype: str) -> str:
+    (x,) = _rows_input(shape, dtype)
+    out = _transposed_output(shape, dtype)
+    return _program(
+        [
+            _data(0, x),
+            f'    (%1) = "pd_op.transpose" (%0) {{perm:[1,0],stop_gradient:[true]}} : '
+            f"({_ty(shape, dtype)}) -> {_ty(out.shape, dtype)}",
+            _fetch(2, 1, out),
+        ]
+    )
+
+
+def _transpose_reference(xp: Any, acc: Any, x: Any) -> Any:
+    return xp.ascontiguousarray(x.T)
+
+
+def _transpose_torch(torch: Any) -> Callable[..., Any]:
+    return lambda x: x.t().contiguous()
+
+
 def _sum_program(axis: int | None) -> Callable[[tuple[int, ...], str], str]:
     """sum over `axis`, or over every axis (to 0-D) for None."""
 
@@ -437,6 +466,16 @@ FAMILIES: dict[str, Family] = {
             _rms_torch,
         ),
         Family(
+            "transpose",
+            "pd_op.transpose of a matrix, perm [1, 0] (32 x 32 tiles in shared memory)",
+            "x read + out written: 2 * R * C * itemsize",
+            _rows_input,
+            _transposed_output,
+            _transpose_program,
+            _transpose_reference,
+            _transpose_torch,
+        ),
+        Family(
             "reduce_sum_rows",
             "pd_op.sum over axis -1 (one sum per row)",
             "x read + one value per row written: (R * C + R) * itemsize",
@@ -480,6 +519,8 @@ def _cases() -> list[Case]:
         for dtype in ("float32", "float16"):
             cases.append(Case(FAMILIES[family], (4096, 4096), dtype, (4, 33)))
             cases.append(Case(FAMILIES[family], (16384, 8192), dtype, (3, 40)))
+    for dtype in ("float32", "float16"):
+        cases.append(Case(FAMILIES["transpose"], (8192, 8192), dtype, (40, 70)))
     cases.append(Case(FAMILIES["reduce_sum_rows"], (8192, 8192), "float32", (4, 33)))
     cases.append(Case(FAMILIES["reduce_sum_cols"], (8192, 8192), "float32", (3, 40)))
     # Smoke shape long enough (33153 elements) that cuda-emu takes the grid schedule too.

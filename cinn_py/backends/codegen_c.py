@@ -129,19 +129,27 @@ def flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr
     return simplify(offset)
 
 
-def register_count(buffer: e.Buffer) -> int:
-    """The registers a thread holds of local `buffer`: the size of its register dims."""
+def array_count(buffer: e.Buffer) -> int:
+    """The elements of on-chip `buffer`'s array (a thread's registers for a local
+    buffer, the thread block's shared array for a shared one): its array dims' size."""
     shape = static_shape(buffer)
-    return math.prod(shape[d] for d in buffer.register_dims)
+    return math.prod(shape[d] for d in buffer.array_dims)
 
 
-def register_offset(node: e.Load | s.Store) -> e.Expr:
-    """The register a local-buffer access names: the row-major offset of its indices
-    at the buffer's register dims (0 with none). Unrolled loops make it a constant."""
+def is_on_chip(node: e.Buffer | e.Tensor) -> bool:
+    """Whether `node` is a register (local) or shared-memory array, which codegen
+    indexes by `array_offset` over its array dims, never by its logical shape."""
+    return isinstance(node, e.Buffer) and node.memory_type is not e.MemoryType.GLOBAL
+
+
+def array_offset(node: e.Load | s.Store) -> e.Expr:
+    """The element an on-chip buffer access names: the row-major offset of its indices
+    at the buffer's array dims (0 with none). Unrolled loops make a register's
+    offset a constant."""
     buffer = node.tensor
     shape = static_shape(buffer)
     offset: e.Expr = e.IntImm(0)
-    for d in buffer.register_dims:
+    for d in buffer.array_dims:
         index = node.indices[d]
         index = index if index.dtype is DataType.INT32 else e.Cast(DataType.INT32, index)
         offset = offset * e.IntImm(shape[d]) + index
@@ -152,7 +160,10 @@ def reads_registers(node: e.Expr) -> bool:
     """Whether `node` loads a register array (a local buffer with register dims): the
     loops around such a load are unrolled, or the array would live in local memory."""
     return any(
-        isinstance(load.tensor, e.Buffer) and load.tensor.register_dims for load in all_loads(node)
+        isinstance(load.tensor, e.Buffer)
+        and load.tensor.memory_type is e.MemoryType.LOCAL
+        and load.tensor.array_dims
+        for load in all_loads(node)
     )
 
 
@@ -355,13 +366,13 @@ class CRenderer(Visitor):
         raise self.unsupported(name, f"has no form returning {node.dtype.value}")
 
     def access(self, node: e.Load | s.Store) -> str:
-        """`buffer[offset]`, the element a Load or Store touches. A local buffer is a
-        register array over its `register_dims` (the GPU axes pick the rest: the
-        schedule proved each thread touches only its own elements), `buffer[0]` with
+        """`buffer[offset]`, the element a Load or Store touches. An on-chip buffer is
+        an array over its `array_dims` (the GPU axes pick the rest: the schedule proved
+        each thread, or thread block, touches only its own elements), `buffer[0]` with
         none."""
         name = buffer_name(node.tensor)
-        if isinstance(node.tensor, e.Buffer) and node.tensor.memory_type is e.MemoryType.LOCAL:
-            return f"{self.names.lookup(name)}[{self.expr(register_offset(node))}]"
+        if is_on_chip(node.tensor):
+            return f"{self.names.lookup(name)}[{self.expr(array_offset(node))}]"
         offset = self.expr(flat_index(node.tensor, node.indices))
         return f"{self.names.lookup(name)}[{offset}]"
 

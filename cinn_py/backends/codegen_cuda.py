@@ -11,6 +11,8 @@ What CUDA adds to the C renderer (`codegen_c.CRenderer`):
 * loops bound to `blockIdx.*` / `threadIdx.*` are no loops: `const int v = blockIdx.x;`,
   under `if (threadIdx.x < extent)` when the loop is shorter than its launch dimension
   (the largest extent bound to that axis in the function);
+* a `SyncThreads` is `__syncthreads();`, refused inside a loop bound to `threadIdx.*`
+  (the schedule puts barriers after the thread-bound nest, where every thread is);
 * vectorized loops whose stores are provably contiguous and aligned
   (`codegen_lanes.plan_vector_loop`) load and store whole `cinn_vec<T, L>` values,
   one 128-bit transaction per 16 bytes, computing each lane on scalars in an unrolled
@@ -33,15 +35,16 @@ import numpy as np
 from cinn_py.backends.codegen_c import (
     CNames,
     CRenderer,
+    array_count,
     buffer_name,
     c_identifier,
     flat_index,
     outer_reductions,
-    register_count,
 )
 from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
 
@@ -406,6 +409,21 @@ class CudaRenderer(CRenderer):
         finally:
             self._thread_branches -= thread
 
+    def visit_SyncThreads(self, node: s.SyncThreads) -> None:
+        """`__syncthreads();`, refused inside a loop bound to threadIdx: there it is no
+        barrier between the IR's threads (each runs the loop's body on its own), and
+        where the loop is shorter than the block, or under a branch on the thread
+        index, the threads that skip it would hang the others."""
+        if self._thread_vars:
+            loops = ", ".join(sorted(self._thread_vars))
+            raise self.unsupported(
+                "ir.SyncThreads",
+                f"inside loop {loops} bound to a threadIdx axis: a barrier belongs after "
+                "the thread-bound nest, where every thread of the block reaches it "
+                "(IRSchedule.sync_threads puts it there)",
+            )
+        self.line("__syncthreads();")
+
     def visit_ScheduleBlockRealize(self, node: s.ScheduleBlockRealize) -> None:
         if self._plan is None or id(node) not in self._plan.realizes:
             super().visit_ScheduleBlockRealize(node)
@@ -607,15 +625,25 @@ def _render_kernel(
             params.append(f"const {type_name}* __restrict__ {c_name}")
         else:
             params.append(f"{type_name}* __restrict__ {c_name}")
+    shared_bytes = 0
     for buffer in func.temp_buffers:
-        if buffer.memory_type is not e.MemoryType.LOCAL:
+        if buffer.memory_type is e.MemoryType.GLOBAL:
             raise renderer.unsupported(
                 f"temp buffer {buffer.name}",
-                f"is in {buffer.memory_type.value} memory; kernels keep temps in registers "
-                "(schedule it with set_buffer 'local')",
+                "is in global memory; kernels keep temps in registers or shared memory "
+                "(schedule it with set_buffer 'local' or 'shared')",
             )
-        count = register_count(buffer)
-        renderer.line(f"{renderer.type_name(buffer.dtype)} {names.declare(buffer.name)}[{count}];")
+        count = array_count(buffer)
+        declared = f"{renderer.type_name(buffer.dtype)} {names.declare(buffer.name)}[{count}];"
+        if buffer.memory_type is e.MemoryType.SHARED:
+            shared_bytes += count * buffer.dtype.itemsize
+            declared = "__shared__ " + declared
+        renderer.line(declared)
+    if shared_bytes > MAX_SHARED_BYTES:
+        raise ValueError(
+            f"{func.name}: its shared arrays take {shared_bytes} bytes, more than the "
+            f"{MAX_SHARED_BYTES} a kernel may declare statically"
+        )
     renderer.statement(func.body)
     head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
     text = "\n".join([head, *renderer.lines, "}"])

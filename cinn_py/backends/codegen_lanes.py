@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cinn_py.backends.codegen_c import buffer_name, flat_index
+from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.simplify import bounds, simplify
@@ -134,12 +134,6 @@ def _div_mod(x: e.Div | e.Mod, lane: str, lanes: int) -> LaneForm | None:
     if isinstance(x, e.Div):
         return LaneForm(e.Div(f.base, x.b), 0, f.multiple // c if f.multiple % c == 0 else 1)
     return LaneForm(e.Mod(f.base, x.b), f.stride, h)
-
-
-def is_register(node: e.Buffer | e.Tensor) -> bool:
-    """Whether accesses to `node` name a thread's registers (a local buffer), which
-    codegen indexes by `register_offset`, never through a vector pointer."""
-    return isinstance(node, e.Buffer) and node.memory_type is e.MemoryType.LOCAL
 
 
 def _divides(lanes: int, multiple: int) -> bool:
@@ -289,13 +283,13 @@ class _Planner:
         plan = RealizePlan()
         slots: dict[tuple, int] = {}
         for store in stores:
-            base = None if is_register(store.tensor) else self.contiguous(store, inner)
+            base = None if is_on_chip(store.tensor) else self.contiguous(store, inner)
             if base is not None:
                 plan.vector_stores[id(store)] = base
             loads: list[e.Load] = []
             _unconditional_loads(store.value, loads)
             for load in loads:
-                if is_register(load.tensor):
+                if is_on_chip(load.tensor):
                     continue  # a register move per lane
                 base = self.contiguous(load, inner)
                 if base is None:

@@ -68,6 +68,7 @@ from cinn_py.ir.stmt import (
     ScheduleBlockRealize,
     Stmt,
     Store,
+    SyncThreads,
 )
 from cinn_py.ir.visitor import Mutator, Visitor, children, structural_equal, structural_hash
 
@@ -126,6 +127,7 @@ __all__ = [
     "Store",
     "StringImm",
     "Sub",
+    "SyncThreads",
     "Tensor",
     "UIntImm",
     "Var",

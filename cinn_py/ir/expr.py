@@ -500,14 +500,17 @@ def _shape(node: str, shape: Any) -> tuple[Expr, ...]:
 class Buffer(IrNode):
     """Memory of `dtype` and `shape` in one memory space.
 
-    A local buffer keeps its logical shape (the interpreter runs the threads one after
-    another and needs every thread's elements); `register_dims` are the dims each thread
-    holds itself, in a register array of their size, indexed row-major by those dims'
-    indices. The other dims are spread over the GPU axes, so codegen drops them: with
-    none (a `set_buffer` temp) each thread holds one register, `name[0]`."""
+    An on-chip buffer (local: registers, shared: the thread block's shared memory)
+    keeps its logical shape: the interpreter runs threads and thread blocks one after
+    another and needs all of their elements. `array_dims` are the dims codegen
+    declares in the on-chip array (each thread's registers, or the thread block's
+    shared array), indexed row-major by those dims' indices; the other dims are spread
+    over the GPU axes (and serial loops around a shared tile), so codegen drops them.
+    With none, a local buffer is one register per thread, `name[0]`, and a shared one a
+    single element per thread block."""
 
-    __slots__ = ("name", "dtype", "shape", "memory_type", "register_dims")
-    _fields = ("name", "dtype", "shape", "memory_type", "register_dims")
+    __slots__ = ("name", "dtype", "shape", "memory_type", "array_dims")
+    _fields = ("name", "dtype", "shape", "memory_type", "array_dims")
 
     def __init__(
         self,
@@ -515,26 +518,24 @@ class Buffer(IrNode):
         dtype: DataType,
         shape: tuple[Expr | int, ...] | list[Expr | int],
         memory_type: MemoryType = MemoryType.GLOBAL,
-        register_dims: tuple[int, ...] = (),
+        array_dims: tuple[int, ...] = (),
     ) -> None:
         _check_node("Buffer", "name", name, str)
         _check_dtype("Buffer", "dtype", dtype)
         _check_node("Buffer", "memory_type", memory_type, MemoryType)
         items = _shape("Buffer", shape)
-        dims = tuple(register_dims)
-        if dims and memory_type is not MemoryType.LOCAL:
-            raise _fail(
-                "Buffer", "register_dims", f"only a local buffer has them, not {memory_type.value}"
-            )
+        dims = tuple(array_dims)
+        if dims and memory_type is MemoryType.GLOBAL:
+            raise _fail("Buffer", "array_dims", "a global buffer has none: it is indexed whole")
         if list(dims) != sorted(set(dims)) or any(
             not isinstance(d, int) or not 0 <= d < len(items) for d in dims
         ):
             raise _fail(
                 "Buffer",
-                "register_dims",
+                "array_dims",
                 f"{dims} are not distinct, sorted dims of rank {len(items)}",
             )
-        self._init(name=name, dtype=dtype, shape=items, memory_type=memory_type, register_dims=dims)
+        self._init(name=name, dtype=dtype, shape=items, memory_type=memory_type, array_dims=dims)
 
 
 class Tensor(IrNode):

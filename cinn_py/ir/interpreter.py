@@ -11,10 +11,11 @@ as x86 does and the reference executor gets from NumPy), anything to bool is `!=
 `select`, `&&` and `||` evaluate only what C would.
 
 Every loop runs as a plain loop over its extent, whatever its kind (serial, parallel,
-vectorized, unrolled) or GPU binding. A schedule block's iter vars are bound to its
-realize's values and checked against their declared bounds, and every load and store
-is bounds-checked, so an IR that would touch memory outside a buffer fails here with
-an IndexError naming the buffer instead of reading garbage.
+vectorized, unrolled) or GPU binding, so a `__syncthreads()` barrier has nothing to
+wait for and does nothing. A schedule block's iter vars are bound to its realize's
+values and checked against their declared bounds, and every load and store is
+bounds-checked, so an IR that would touch memory outside a buffer fails here with an
+IndexError naming the buffer instead of reading garbage.
 
 Not interpreted: Ramp and Broadcast (vector values: nothing before codegen makes
 them) and extern calls. It compiles each node to a closure once, which is fast enough
@@ -518,6 +519,16 @@ class _Compiler:
                 otherwise(env)
 
         return branch
+
+    def stmt_SyncThreads(self, node: s.SyncThreads) -> Exec:
+        """A no-op: bound loops run one after another, so every write of the
+        statements before the barrier is already done and visible when the
+        statements after it run."""
+
+        def barrier(env: Env) -> None:
+            return None
+
+        return barrier
 
     def stmt_Let(self, node: s.Let) -> Exec:
         name, value = node.symbol.name, self.expr(node.value)

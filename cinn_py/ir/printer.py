@@ -244,6 +244,9 @@ class _Printer(Visitor):
         lines.append(self.pad + "}")
         return "\n".join(lines)
 
+    def visit_SyncThreads(self, node: s.SyncThreads) -> str:
+        return "__syncthreads()"
+
     def visit_Alloc(self, node: s.Alloc) -> str:
         return f"alloc({node.buffer.name}, {self.join(node.extents)})"
 

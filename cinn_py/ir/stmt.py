@@ -141,6 +141,20 @@ class For(Stmt):
         )
 
 
+class SyncThreads(Stmt):
+    """`__syncthreads()`: a barrier every thread of the thread block must reach before
+    any goes on, so that what one thread wrote to shared memory before it is what the
+    others read after it (CINN's SyncThreads). It belongs where all the block's threads
+    run together: never inside a loop bound to threadIdx or a branch some threads skip
+    (`IRSchedule.sync_threads` places it so, `thread_sync.check_barriers` checks)."""
+
+    __slots__ = ()
+    _fields = ()
+
+    def __init__(self) -> None:
+        self._init()
+
+
 class IfThenElse(Stmt):
     __slots__ = ("condition", "true_case", "false_case")
     _fields = ("condition", "true_case", "false_case")
@@ -393,4 +407,5 @@ __all__ = [
     "ScheduleBlockRealize",
     "Stmt",
     "Store",
+    "SyncThreads",
 ]

@@ -8,7 +8,7 @@ from codegen_helpers import buffer, flat_nest, function
 
 from cinn_py.backends.codegen_lanes import (
     contiguous_base,
-    is_register,
+    is_on_chip,
     is_uniform,
     lane_form,
     plan_vector_loop,
@@ -213,5 +213,6 @@ def test_register_arrays_stay_lane_by_lane_and_global_accesses_become_vectors():
     ((write_plan),) = write.realizes.values()
     assert write_plan.loads == [] and write_plan.load_slots == {}
     assert [print_ir(base) for base in write_plan.vector_stores.values()] == ["(t * 4)"]
-    assert is_register(Buffer("r", DataType.FLOAT32, [4], MemoryType.LOCAL, (0,)))
-    assert not is_register(buffer("x", DataType.FLOAT32, [4]))
+    assert is_on_chip(Buffer("r", DataType.FLOAT32, [4], MemoryType.LOCAL, (0,)))
+    assert is_on_chip(Buffer("t", DataType.FLOAT32, [4], MemoryType.SHARED, (0,)))
+    assert not is_on_chip(buffer("x", DataType.FLOAT32, [4]))

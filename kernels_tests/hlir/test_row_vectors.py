@@ -205,7 +205,7 @@ def test_interpreter_runs_the_vector_schedule_as_the_lowered_ir(kind, shape, dty
     func, pattern = _lowered(_program(kind, shape, dtype))
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     assert lanes_for(func, pattern) > 1
-    assert any(b.register_dims for b in result.func.temp_buffers)
+    assert any(b.array_dims for b in result.func.temp_buffers)
     rng = np.random.default_rng(7)
     want: dict[str, np.ndarray] = {}
     got: dict[str, np.ndarray] = {}

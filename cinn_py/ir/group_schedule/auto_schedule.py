@@ -30,10 +30,12 @@ Any other block whose value is a `Reduce` is scheduled the flat way over its spa
 loops (the reduce axes live inside the Reduce node), without vectors: one thread per
 output element, which runs the reduce loops serially (codegen's accumulator loop).
 
-Transposes and other injective blocks whose loads do not follow the output's innermost
-dimension stay on this flat schedule (coalesced stores, strided loads): a
-shared-memory tile needs cache_read into shared memory and barrier insertion, which the
-schedule does not have yet.
+A group of one block that reads an input transposed (its innermost index walks
+another output dim than the innermost) takes the tile schedule instead
+(`tile_schedule.py`: 32 x 32 tiles through shared memory, so that reads and writes are
+both coalesced). Other injective blocks whose loads do not follow the output's innermost
+dimension (several blocks, strided slices) stay on this flat schedule: coalesced
+stores, strided loads.
 """
 
 from __future__ import annotations
@@ -59,10 +61,12 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     wants_row_schedule,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.group_schedule.tile_schedule import schedule_tiles, tile_plan
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
 from cinn_py.ir.schedule.analysis import single_store
+from cinn_py.ir.schedule.thread_sync import check_barriers
 from cinn_py.ir.stmt import (
     BindInfo,
     Block,
@@ -136,6 +140,10 @@ def auto_schedule(
             "the function reads a reduction result back, which needs the row schedule: "
             "pass the group's reduce pattern",
         )
+    tiles = tile_plan(func)
+    if tiles is not None:
+        sch, launch = schedule_tiles(func, tiles)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch)
     sch = IRSchedule(func)
     plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
     items = max((plan.items for plan in plans), default=0)
@@ -150,8 +158,11 @@ def auto_schedule(
 def finish_schedule(func: LoweredFunc) -> LoweredFunc:
     """The passes after the primitives: 0-D blocks placed on the bound axes, the iter
     values of blocks that combine across threads clamped into range, then the bound
-    guards."""
-    return insert_bound_guards(_clamp_cross_thread_blocks(_place_scalar_blocks(func)))
+    guards; and the check that shared memory has its barriers (`check_barriers`:
+    ScheduleError for a race a missing `sync_threads` leaves, or a misplaced barrier)."""
+    func = insert_bound_guards(_clamp_cross_thread_blocks(_place_scalar_blocks(func)))
+    check_barriers(func)
+    return func
 
 
 def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:

@@ -28,6 +28,7 @@ from cinn_py.ir.expr import (
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     Block,
+    BufferRange,
     For,
     IfThenElse,
     LoweredFunc,
@@ -395,3 +396,35 @@ def readers(func: LoweredFunc, name: str) -> list[str]:
     return [
         r.schedule_block.name for r, _ in realizes(func) if loads_of(r.schedule_block.body, name)
     ]
+
+
+# ---- caches -------------------------------------------------------------------------------
+
+
+def whole_region(buffer: Buffer, prefix: str) -> list[Var]:
+    """A region covering every element of `buffer` (one bounded Var per dim)."""
+    return [
+        Var(f"{prefix}{k}", IntImm(0).dtype, 0, getattr(d, "value", None))
+        for k, d in enumerate(buffer.shape)
+    ]
+
+
+class RedirectReads(Mutator):
+    """The cache primitives' rewrite: each Load in `indices` (by id) becomes a load of
+    `cache` at its indices there, and every region of buffer `name` the whole cache."""
+
+    def __init__(self, name: str, cache: Buffer, indices: Mapping[int, list[Expr]]) -> None:
+        self.name = name
+        self.cache = cache
+        self.indices = indices
+
+    def visit_Load(self, node: Load) -> Expr:
+        at = self.indices.get(id(node))
+        if at is None:
+            return self.generic_visit(node)
+        return Load(self.cache, at)
+
+    def visit_BufferRange(self, node: BufferRange) -> BufferRange:
+        if storage_name(node.buffer) != self.name:
+            return node
+        return BufferRange(self.cache, whole_region(self.cache, f"{self.cache.name}_d"))

@@ -40,8 +40,9 @@ columns per step, `(s * T + t) * V + v` for v in [0, V), S = ceil(cols / (T * V)
     vectorized loop of a full block, or a factorized Reduce's lane axis), both proved
     in range; serial loops over either are unrolled.
 
-Shared memory (a row too long for registers, or read at other threads' positions)
-is refused: it needs barrier insertion, which the schedule does not have.
+Shared memory is refused here: elements read at other threads' positions are
+`cache_tile`'s (a window per tile loop iteration, in shared memory, with a barrier),
+and a row too long for registers is read again by each pass.
 """
 
 from __future__ import annotations
@@ -69,7 +70,14 @@ from cinn_py.ir.expr import (
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.row_pattern import RowPattern
-from cinn_py.ir.schedule.analysis import realizes, storage_name, substitute, taken_names
+from cinn_py.ir.schedule.analysis import (
+    RedirectReads,
+    realizes,
+    storage_name,
+    substitute,
+    taken_names,
+    whole_region,
+)
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     ArgIO,
@@ -84,7 +92,7 @@ from cinn_py.ir.stmt import (
     ScheduleBlockRealize,
     Store,
 )
-from cinn_py.ir.visitor import Mutator, Visitor
+from cinn_py.ir.visitor import Visitor
 
 PRIMITIVE = "cache_read"
 ROW_AXIS = BindInfo.BLOCK_X
@@ -114,7 +122,7 @@ class RowWalk(RowPattern):
         return shape if self.lanes == 1 else [*shape, self.lanes]
 
     @property
-    def register_dims(self) -> tuple[int, ...]:
+    def array_dims(self) -> tuple[int, ...]:
         """The cache dims each thread holds: the steps (and the lanes)."""
         return (1,) if self.lanes == 1 else (1, 3)
 
@@ -180,7 +188,8 @@ def cache_read(
     its buffer's)."""
     if memory_type != MemoryType.LOCAL.value:
         why = (
-            "shared memory caches are not supported yet (they need barrier insertion)"
+            "a row walk's cache holds each thread's own elements, in registers; a tile "
+            "that threads share is cache_tile's (shared memory)"
             if memory_type == MemoryType.SHARED.value
             else f"unknown memory type {memory_type!r}"
         )
@@ -189,7 +198,7 @@ def cache_read(
     walk = _walk(buffer, axes, threads, rows_per_block, lanes)
     reads, loops = locate_reads(func, buffer_name, walk)
     name = fresh_name(f"{buffer_name}_local", taken_names(func))
-    cache = Buffer(name, buffer.dtype, walk.cache_shape, MemoryType.LOCAL, walk.register_dims)
+    cache = Buffer(name, buffer.dtype, walk.cache_shape, MemoryType.LOCAL, walk.array_dims)
     body = _Redirect(buffer_name, cache, reads, loops).visit(func.body)
     body = _prepend(body, _fill_block(func, buffer, cache, walk, name))
     return LoweredFunc(func.name, func.args, body, [*func.temp_buffers, cache]), name
@@ -381,36 +390,19 @@ class _ReadFinder(Visitor):
             self.found.append((node, list(self.reduces)))
 
 
-class _Redirect(Mutator):
-    """Reads of the buffer -> reads of the cache; step loops unrolled; read regions of
-    the buffer -> the whole cache."""
+class _Redirect(RedirectReads):
+    """Reads of the buffer -> reads of the cache, read regions -> the whole cache; step
+    loops unrolled (a register array needs constant indices)."""
 
     def __init__(self, name: str, cache: Buffer, reads: dict[int, _Read], loops: set[str]) -> None:
-        self.name = name
-        self.cache = cache
-        self.reads = reads
+        super().__init__(name, cache, {key: read.indices for key, read in reads.items()})
         self.loops = loops
-
-    def visit_Load(self, node: Load) -> Expr:
-        read = self.reads.get(id(node))
-        if read is None:
-            return self.generic_visit(node)
-        return Load(self.cache, read.indices)
 
     def visit_For(self, node: For) -> For:
         new = self.generic_visit(node)
         if node.loop_var.name in self.loops and new.for_type is ForType.SERIAL:
             return For(new.loop_var, new.min, new.extent, ForType.UNROLLED, new.body, new.bind_info)
         return new
-
-    def visit_BufferRange(self, node: BufferRange) -> BufferRange:
-        if storage_name(node.buffer) != self.name:
-            return node
-        return BufferRange(self.cache, _whole(self.cache, f"{self.cache.name}_d"))
-
-
-def _whole(buffer: Buffer, prefix: str) -> list[Var]:
-    return [Var(f"{prefix}{i}", IntImm(0).dtype, 0, d.value) for i, d in enumerate(buffer.shape)]
 
 
 def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk, name: str) -> For:
@@ -450,7 +442,7 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     block = ScheduleBlock(
         ivs,
         [BufferRange(buffer, read_vars)],
-        [BufferRange(cache, _whole(cache, f"{name}_d"))],
+        [BufferRange(cache, whole_region(cache, f"{name}_d"))],
         name,
         value,
     )

@@ -14,7 +14,14 @@ from cinn_py.ir.schedule.analysis import (
     unwrap,
     walk,
 )
-from cinn_py.ir.stmt import BindInfo, For, ForType, LoweredFunc, ScheduleBlockRealize
+from cinn_py.ir.stmt import (
+    BindInfo,
+    For,
+    ForType,
+    LoweredFunc,
+    ScheduleBlockRealize,
+    SyncThreads,
+)
 
 THREAD_AXES = tuple(b.value for b in BindInfo)
 VECTOR_WIDTHS = (2, 4, 8, 16)
@@ -42,7 +49,8 @@ def _check_unbound_serial(loop: For, primitive: str) -> None:
 def bind(func: LoweredFunc, loop_name: str, thread_axis: str) -> LoweredFunc:
     """Binds a serial loop that starts at 0 to a GPU axis ("blockIdx.x" ... "threadIdx.z").
     A loop nest may bind each axis at most once (an enclosing or enclosed loop bound to
-    the same axis would make both loops one index)."""
+    the same axis would make both loops one index), and a loop holding a barrier no
+    threadIdx axis."""
     loop, path = find_loop(func, loop_name, "bind")
     block = block_names(loop)
     if thread_axis not in THREAD_AXES:
@@ -62,6 +70,16 @@ def bind(func: LoweredFunc, loop_name: str, thread_axis: str) -> LoweredFunc:
             "bind",
             block,
             f"loop {clash[0]} of the same nest is already bound to {thread_axis}",
+        )
+    if thread_axis.startswith("threadIdx") and any(
+        isinstance(n, SyncThreads) for n, _ in walk(loop.body)
+    ):
+        raise ScheduleError(
+            "bind",
+            block,
+            f"loop {loop_name} holds a __syncthreads() barrier, which inside a loop bound "
+            f"to {thread_axis} would be no barrier every thread reaches together (bind the "
+            "loops inside it instead)",
         )
     return _rebuilt(func, loop, ForType.SERIAL, axis)
 

@@ -14,12 +14,14 @@ from typing import Any
 from cinn_py.ir.schedule import (
     buffer_memory,
     cache_read,
+    cache_tile,
     compute_location,
     for_kind,
     grid_reduce,
     loop_transformation,
     reduction,
     reduction_fusion,
+    thread_sync,
 )
 from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
 from cinn_py.ir.schedule.refs import BlockRef, LoopRef
@@ -234,3 +236,44 @@ class IRSchedule:
             inputs["lanes"] = lanes
         self._record("cache_read", inputs, output)
         return output
+
+    def cache_tile(
+        self,
+        block: BlockRef | str,
+        buffer: str,
+        loop: LoopRef | str,
+        memory_type: str = "shared",
+        pad: int = 0,
+    ) -> BlockRef:
+        """Copies the window of `buffer` that `block` reads in one iteration of `loop`
+        into a `memory_type` ("shared") tile, its last dim `pad` longer: a new block,
+        first in `loop`'s body under serial loops over the tile's dims (for the caller
+        to bind to threads), and `block` reads the tile instead. A barrier must follow
+        the new block (`sync_threads`). Returns it (its buffer has the same name)."""
+        ref = BlockRef(_block_name(block))
+        at = _loop_ref(loop)
+        self._func, name = cache_tile.cache_tile(
+            self._func, ref.name, buffer, at.name, memory_type, pad
+        )
+        output = BlockRef(name)
+        inputs: dict[str, Any] = {"block": ref, "buffer": buffer, "loop": at}
+        if memory_type != "shared":
+            inputs["memory_type"] = memory_type
+        if pad:
+            inputs["pad"] = pad
+        self._record("cache_tile", inputs, output)
+        return output
+
+    # ---- barriers ----------------------------------------------------------------------
+
+    def sync_threads(self, ref: BlockRef | LoopRef | str, after: bool = True) -> None:
+        """Puts a `__syncthreads()` right after (`after=False`: before) block or loop
+        `ref` (a block name when a str), outside every loop bound to threadIdx around
+        it, where every thread of the block reaches it (`thread_sync.py`); none when a
+        barrier is already there. Refused inside an `if` or a vectorized loop."""
+        target = ref if isinstance(ref, LoopRef) else BlockRef(_block_name(ref))
+        self._func = thread_sync.sync_threads(self._func, target, after)
+        inputs: dict[str, Any] = {"ref": target}
+        if not after:
+            inputs["after"] = after
+        self._record("sync_threads", inputs)

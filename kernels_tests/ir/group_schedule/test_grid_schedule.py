@@ -196,7 +196,7 @@ def test_golden_mean_over_long_rows():
     assert kernel.grid == (3, 2, 1) and kernel.block == (1024, 1, 1)
     assert [a.io for a in kernel.args][-2:] == [s.ArgIO.WORKSPACE] * 2
     (cache,) = [b for b in result.func.temp_buffers if b.name == "var_0_local"]
-    assert cache.register_dims == (0, 2) and [d.value for d in cache.shape] == [4, 1024, 4]
+    assert cache.array_dims == (0, 2) and [d.value for d in cache.shape] == [4, 1024, 4]
 
 
 def test_scalar_trace_where_no_vector_divides_the_row():
@@ -350,7 +350,7 @@ def test_chunk_walk_from_registers_in_the_interpreter(shape, axes, ops, lanes, c
     assert [b.name for b in caches] == ["var_0_local"]
     steps = chunk_size // (32 * lanes)
     assert [d.value for d in caches[0].shape] == [steps, 32, lanes]
-    assert caches[0].register_dims == (0, 2)
+    assert caches[0].array_dims == (0, 2)
     text = print_ir(sch.func)
     assert text.count("ScheduleBlock(var_0_local)") == 1
     assert ("vectorize[" in text) is (lanes > 1)

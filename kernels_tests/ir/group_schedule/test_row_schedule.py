@@ -92,7 +92,7 @@ def test_float16_softmax_walks_rows_in_vectors_of_8():
     assert str(result.trace) == SOFTMAX_TRACE_V8
     assert (result.launch.blocks, result.launch.threads) == (16, 128)
     cache = result.func.temp_buffers[-1]
-    assert [d.value for d in cache.shape] == [16, 4, 128, 8] and cache.register_dims == (1, 3)
+    assert [d.value for d in cache.shape] == [16, 4, 128, 8] and cache.array_dims == (1, 3)
     assert structural_equal(result.replay(func), result.func)
 
 

@@ -91,7 +91,7 @@ def test_row_schedule_caches_a_softmax_row_golden():
     assert NORMALIZE_READ in text and "unroll for (i_5_0, 0, 2)" in text
     assert not re.search(r"var_0\[i", text.split("ScheduleBlock(var_1_tmp)")[1])
     cache = result.func.temp_buffers[-1]
-    assert (cache.name, cache.memory_type.value, cache.register_dims) == (
+    assert (cache.name, cache.memory_type.value, cache.array_dims) == (
         "var_0_local",
         "local",
         (1,),
@@ -146,7 +146,7 @@ def test_vector_lanes_of_4_golden():
     assert f"var_1_tmp[i0_0, i1_0] = {MAX_READ_V4}" in text
     assert NORMALIZE_V4 in text
     cache = result.func.temp_buffers[-1]
-    assert [d.value for d in cache.shape] == [2, 1, 32, 4] and cache.register_dims == (1, 3)
+    assert [d.value for d in cache.shape] == [2, 1, 32, 4] and cache.array_dims == (1, 3)
     assert (
         "factorize_reduction(block=var_1_tmp, threads=32, thread_axis=threadIdx.x, lanes=4)"
         in str(result.trace)
@@ -206,7 +206,7 @@ def test_vector_lanes_of_8_golden():
 def test_cached_schedule_keeps_the_values(shape, axis):
     func, pattern = lowered(softmax(shape, axis))
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
-    assert any(b.register_dims for b in result.func.temp_buffers)
+    assert any(b.array_dims for b in result.func.temp_buffers)
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
     out = np.zeros(shape, np.float32)
     run_function(result.func, {"var_0": x, "var_7": out})
@@ -287,7 +287,10 @@ def test_cache_read_as_a_primitive_keeps_the_values():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("var_0", "shared", [1], 128), "shared memory caches are not supported yet"),
+        (
+            ("var_0", "shared", [1], 128),
+            r"a tile that threads share is cache_tile's \(shared memory\)",
+        ),
         (("var_0", "texture", [1], 128), "unknown memory type 'texture'; use 'local'"),
         (("var_7", "local", [1], 128), "buffer var_7 is written by fn_group_0; only inputs"),
         (("var_9", "local", [1], 128), "fn_group_0 has no input buffer var_9"),

@@ -123,8 +123,12 @@ def test_set_buffer_local_refuses_a_read_at_another_row():
             "unknown memory type 'texture' (expected one of global, shared, local)",
         ),
         (
-            lambda s: s.set_buffer("var_2_tmp", "shared"),
-            "shared memory buffers are not supported yet",
+            lambda s: (
+                s.bind(s.fuse(s.get_loops("var_2_tmp")), "blockIdx.x"),
+                s.set_buffer("var_2_tmp", "shared"),
+            ),
+            "block var_3 indexes dim 0 of buffer var_2_tmp without blockIdx, where "
+            "var_2_tmp indexes it by blockIdx; a thread block sees only its own shared memory",
         ),
         (
             lambda s: s.set_buffer("var_3", "local"),
@@ -138,7 +142,7 @@ def test_set_buffer_local_refuses_a_read_at_another_row():
         "already-across",
         "inside-thread-loop",
         "unknown-memory",
-        "shared",
+        "shared-read-by-another-block",
         "argument",
     ],
 )

@@ -1,0 +1,173 @@
+"""The tile schedule of a transposing group: shared-memory tiles so that both the
+reads and the writes are coalesced.
+
+The flat schedule walks a block in its output's row-major order, so the stores are
+coalesced; a transpose's input is then read with a stride (`out[i, j] = x[j, i]`:
+consecutive threads read consecutive rows of x, one 32-byte sector each for 4 bytes).
+This schedule takes a group of one elementwise / injective block whose loads include
+such a transposed read, and cuts the two dims involved into 32 x 32 tiles:
+
+    p                 the output dim whose index walks the input's innermost dim
+    q                 the output's innermost dim
+    blockIdx.x        every other output dim and the tile indices along p and q, fused
+    threadIdx.x       q within the tile (32: coalesced stores of the output)
+    threadIdx.y       p within the tile, 8 threads, 4 rows each (a serial loop)
+
+    cache_tile(out, x, tile loop, "shared", pad=1)
+        the fill loads the tile's 32 x 32 window of x with threadIdx.x along x's
+        innermost dim (coalesced reads) into x_shared[32][33]; the block then reads
+        x_shared at the transposed position (a column of 33-float rows: 32 different
+        banks, no bank conflicts)
+    sync_threads(x_shared)
+        the barrier between the fill and the reads of other threads' elements
+
+Every input read with the same transposition gets its own tile; other loads (inputs
+in the output's order, broadcasts) are read directly. Edges where 32 does not divide a
+dim are guarded (cache_tile's guard on the fill, the bound guards on the block). A
+group with several blocks, a reduction, or tiled dims shorter than a tile stays on the
+flat schedule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from cinn_py.ir.expr import Buffer, IntImm, Load, Reduce, Var
+from cinn_py.ir.group_schedule.launch_config import LaunchConfig
+from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.schedule.analysis import all_loads, realizes, single_store
+from cinn_py.ir.stmt import ArgIO, For, ForType, LoweredFunc
+from cinn_py.ir.visitor import Visitor
+
+TILE = 32
+"""The tile's side: a warp's width, so a tile row is one coalesced warp access."""
+TILE_ROWS = 8
+"""Threads along the tile's rows (threadIdx.y): 32 x 8 = 256 threads, 4 rows each."""
+PAD = 1
+"""Extra elements per tile row in shared memory, so a tile column hits every bank."""
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """Which block to tile, the output dim `dim` its transposed reads walk along their
+    innermost dim, and the inputs read that way."""
+
+    block: str
+    dim: int
+    inputs: tuple[str, ...]
+    extents: tuple[int, ...]
+
+
+def tile_plan(func: LoweredFunc) -> TilePlan | None:
+    """The tile schedule's plan for `func`, or None when it does not apply: one block
+    with no Reduce, a fresh loop nest (one serial loop per output dim, iter values the
+    loop vars), and an input read with its innermost index walking another output dim
+    than the innermost, both at least a tile long."""
+    found = realizes(func)
+    if len(found) != 1:
+        return None
+    realize, path = found[0]
+    block = realize.schedule_block
+    store = single_store(block)
+    loops = [node for node in path if isinstance(node, For)]
+    rank = len(loops)
+    if store is None or rank < 2 or len(store.indices) != rank or _has_reduce(store.value):
+        return None
+    extents = []
+    for loop, value in zip(loops, realize.iter_values, strict=True):
+        if loop.bind_info is not None or loop.for_type is not ForType.SERIAL:
+            return None
+        if not (isinstance(loop.extent, IntImm) and isinstance(value, Var)):
+            return None
+        if value.name != loop.loop_var.name:
+            return None
+        extents.append(loop.extent.value)
+    position = {iv.name: k for k, iv in enumerate(block.iter_vars)}
+    if [position.get(getattr(i, "name", None)) for i in store.indices] != list(range(rank)):
+        return None  # the output is not stored at its own loop position
+    inputs = {
+        arg.name for arg in func.args if arg.io is ArgIO.INPUT and isinstance(arg.value, Buffer)
+    }
+    walked: dict[str, int] = {}
+    for load in all_loads(store.value):
+        name = getattr(load.tensor, "name", None)
+        dim = _transposed_dim(load, position, rank)
+        if name in inputs and dim is not None:
+            if walked.setdefault(name, dim) != dim:
+                walked[name] = -1  # read transposed two ways: leave it
+    walked = {n: d for n, d in walked.items() if d >= 0}
+    if not walked:
+        return None
+    dim, _ = Counter(walked.values()).most_common(1)[0]
+    if extents[dim] < TILE or extents[-1] < TILE:
+        return None
+    chosen = tuple(sorted(n for n, d in walked.items() if d == dim))
+    return TilePlan(block.name, dim, chosen, tuple(extents))
+
+
+def _transposed_dim(load: Load, position: dict[str, int], rank: int) -> int | None:
+    """The output dim a load's innermost index walks, when the load is a transposed
+    read (every index a plain iter var or a constant, the innermost one not the
+    output's innermost dim, which another index walks); else None."""
+    dims = []
+    for index in load.indices:
+        if isinstance(index, IntImm):
+            dims.append(None)
+        elif isinstance(index, Var) and index.name in position:
+            dims.append(position[index.name])
+        else:
+            return None
+    walked = [d for d in dims if d is not None]
+    if len(dims) < 2 or dims[-1] is None or len(set(walked)) != len(walked):
+        return None  # a 0-D or 1-D read, a constant innermost index, a diagonal
+    if dims[-1] == rank - 1 or rank - 1 not in dims:
+        return None
+    return dims[-1]
+
+
+class _FindReduce(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.found = True
+
+
+def _has_reduce(node: object) -> bool:
+    finder = _FindReduce()
+    finder.visit(node)
+    return finder.found
+
+
+def schedule_tiles(func: LoweredFunc, plan: TilePlan) -> tuple[IRSchedule, LaunchConfig]:
+    """Applies the tile schedule (module docstring) with IRSchedule primitives."""
+    sch = IRSchedule(func)
+    loops = sch.get_loops(plan.block)
+    last = len(loops) - 1
+    p_out, p_in = sch.split(loops[plan.dim], [-1, TILE])
+    q_out, q_in = sch.split(loops[last], [-1, TILE])
+    others = [loop for k, loop in enumerate(loops) if k not in (plan.dim, last)]
+    sch.reorder([*others, p_out, q_out, p_in, q_in])
+    tile = sch.fuse([*others, p_out, q_out])
+    sch.bind(tile, "blockIdx.x")
+    _spread_rows(sch, p_in, q_in)
+    for name in plan.inputs:
+        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=PAD)
+        rows, cols = sch.get_loops(fill)[1:]
+        _spread_rows(sch, rows, cols)
+        sch.sync_threads(fill)
+    tiles = 1
+    for k, extent in enumerate(plan.extents):
+        tiles *= -(-extent // TILE) if k in (plan.dim, last) else extent
+    return sch, LaunchConfig(threads=TILE * TILE_ROWS, blocks=tiles, steps=TILE // TILE_ROWS)
+
+
+def _spread_rows(sch: IRSchedule, rows: object, cols: object) -> None:
+    """A tile's 32 rows over threadIdx.y (8, then 4 serial steps: rows y, y + 8, ...)
+    and its 32 columns over threadIdx.x."""
+    step, row = sch.split(rows, [TILE // TILE_ROWS, TILE_ROWS])
+    sch.reorder([row, cols, step])
+    sch.bind(row, "threadIdx.y")
+    sch.bind(cols, "threadIdx.x")
+    sch.unroll(step)
