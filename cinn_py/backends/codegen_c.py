@@ -432,7 +432,9 @@ class CRenderer(Visitor):
             accs.append(acc)
         with ExitStack() as stack:
             unroll = any(reads_registers(node.body) for node in nodes)
-            self.open_reduce_loops(stack, nodes[0].reduce_axis, "ir.Reduce", unroll)
+            *outer, innermost = nodes[0].reduce_axis
+            self.open_reduce_loops(stack, tuple(outer), "ir.Reduce", unroll)
+            self.open_innermost_reduce_loop(stack, nodes, innermost, unroll)
             values = []
             for node in nodes:
                 self.hoist_reductions(node.body)
@@ -458,6 +460,13 @@ class CRenderer(Visitor):
                 self.hoist_reductions(node)
         if partials:
             self.emit_serial_reductions(partials)
+
+    def open_innermost_reduce_loop(
+        self, stack: ExitStack, nodes: list[e.Reduce], var: e.Var, unroll: bool
+    ) -> None:
+        """The loop over the innermost axis of serial Reduces `nodes` (a hook: CUDA
+        loads contiguous runs along it as vectors first)."""
+        self.open_reduce_loops(stack, (var,), "ir.Reduce", unroll)
 
     def open_reduce_loops(
         self, stack: ExitStack, axes: tuple[e.Var, ...], what: str, unroll: bool = False

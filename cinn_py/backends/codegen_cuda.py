@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -41,11 +42,17 @@ from cinn_py.backends.codegen_c import (
     flat_index,
     outer_reductions,
 )
-from cinn_py.backends.codegen_lanes import RealizePlan, VectorPlan, plan_vector_loop
+from cinn_py.backends.codegen_lanes import (
+    RealizePlan,
+    VectorPlan,
+    contiguous_base,
+    is_on_chip,
+    plan_vector_loop,
+)
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
-from cinn_py.ir.visitor import Visitor
+from cinn_py.ir.visitor import Visitor, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
@@ -470,6 +477,63 @@ class CudaRenderer(CRenderer):
             pointer = f"{self.names.lookup(buffer_name(store.tensor))} + {offset}"
             self.line(f"*reinterpret_cast<{vec}*>({pointer}) = {locals_[id(store)]};")
 
+    def open_innermost_reduce_loop(
+        self, stack: ExitStack, nodes: list[e.Reduce], var: e.Var, unroll: bool
+    ) -> None:
+        """A lane axis (innermost, from 0, 2..16 lanes of at most 16 bytes) along which
+        a Reduce body loads a contiguous, aligned run of a global buffer on every step:
+        each run is one vector load before the lane loop (`cinn_vec`), the lanes read
+        its `.v[lane]` in an unrolled loop. A row walk too long to cache in registers
+        (`factorize_reduction(lanes=V)` without `cache_read`) then issues 16-byte
+        loads; a guarded step (under a Select) and other loads stay scalar."""
+        runs = self._lane_runs(nodes, var)
+        if not runs:
+            super().open_innermost_reduce_loop(stack, nodes, var, unroll)
+            return
+        lanes = var.upper
+        slots: dict[int, str] = {}
+        for (buffer, _), (base, loads) in runs.items():
+            vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
+            name = self.names.fresh(f"{buffer}_vec")
+            pointer = f"{self.names.lookup(buffer)} + {self.expr(base)}"
+            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            slots.update({id(load): name for load in loads})
+        self.line("#pragma unroll")
+        stack.enter_context(self.names.scope())
+        lane = self.names.declare(var.name)
+        head = f"for ({self.type_name(var.dtype)} {lane} = 0; {lane} < {lanes}; ++{lane})"
+        stack.enter_context(self.braced(head))
+        outer = self._lane_loads
+        self._lane_loads = {**outer, **{key: f"{name}.v[{lane}]" for key, name in slots.items()}}
+        stack.callback(setattr, self, "_lane_loads", outer)
+
+    def _lane_runs(
+        self, nodes: list[e.Reduce], var: e.Var
+    ) -> dict[tuple[str, tuple], tuple[e.Expr, list[e.Load]]]:
+        """The vector loads of the lane loop: per (buffer, base's key), the base and the
+        Loads that read lane `var` of it (empty when `var` is no lane axis)."""
+        lanes = var.upper
+        if var.lower != 0 or lanes not in (2, 4, 8, 16) or self._plan is not None:
+            return {}
+        runs: dict[tuple[str, tuple], tuple[e.Expr, list[e.Load]]] = {}
+        for every_step in (True, False):  # a conditional load may read a loaded run
+            for node in nodes:
+                for load in _body_loads(node.body, every_step):
+                    if is_on_chip(load.tensor) or load.dtype.itemsize * lanes > 16:
+                        continue
+                    if id(load) in self._lane_loads:
+                        continue
+                    offset = flat_index(load.tensor, load.indices)
+                    base = contiguous_base(offset, var.name, lanes)
+                    if base is None or var.name in _var_names(base):
+                        continue
+                    key = (buffer_name(load.tensor), structural_key(base))
+                    if every_step:
+                        runs.setdefault(key, (base, []))[1].append(load)
+                    elif key in runs and all(load is not x for x in runs[key][1]):
+                        runs[key][1].append(load)
+        return runs
+
     def replaced_accesses(self) -> set[int]:
         return set(self._lane_loads) | set(self._lane_stores)
 
@@ -672,3 +736,27 @@ def generate_cuda(funcs: Sequence[s.LoweredFunc]) -> CudaSource:
         "\n\n".join(texts),
     ]
     return CudaSource("\n".join(parts) + "\n", kernels)
+
+
+def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
+    """The Loads of a Reduce body, outside another Load's indices and nested Reduces
+    (whose own axes are not in scope before the lane loop); with `every_step`, only
+    those evaluated on every step (not under a Select's branches or the right side of
+    `&&` / `||`)."""
+    found: list[e.Load] = []
+
+    def walk(node: e.Expr) -> None:
+        if isinstance(node, e.Load):
+            found.append(node)
+        elif every_step and isinstance(node, e.Select):
+            walk(node.condition)
+        elif every_step and isinstance(node, (e.And, e.Or)):
+            walk(node.a)
+        elif not isinstance(node, (e.Reduce, e.ArgReduce)):
+            for value in node.field_values():
+                for item in value if isinstance(value, tuple) else (value,):
+                    if isinstance(item, e.Expr):
+                        walk(item)
+
+    walk(x)
+    return found

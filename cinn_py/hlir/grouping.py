@@ -79,6 +79,10 @@ VECTOR_OPS = frozenset({"builtin.combine", "builtin.split", "builtin.slice"})
 """Ops that pack or unpack Tensor[] values: inside the fused group of the op they serve,
 else bookkeeping for the runtime."""
 
+MAX_RECOMPUTED = 8
+"""The longest chain of elementwise ops a reader's group recomputes instead of reading
+their value from another kernel."""
+
 CONSTANT_OPS = frozenset({"pd_op.full"})
 """Ops that make a constant from attributes alone: copied into each fused group that
 reads them rather than passed between kernels (`_recompute_shared_cheap_ops`)."""
@@ -87,6 +91,13 @@ Fusible = Callable[[Operation], bool]
 
 _ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
 """Kinds that may compute a reduction-dependent value (plus RESHAPES, row to row)."""
+
+FEW_ROWS = 64
+"""A reduction with fewer rows than this (half the SMs of an A100 or H100) leaves most
+of the GPU idle under the row schedule's one thread block per row."""
+LONG_ROW_BYTES = 128 * 1024
+"""A row longer than this does not fit the row schedule's register cache (128 bytes a
+thread, 1024 threads): each pass over it reads it from memory again anyway."""
 
 
 def is_reduction(op: Operation) -> bool:
@@ -145,6 +156,7 @@ def check_row_invariant(ops: Iterable[Operation]) -> str | None:
             return "reductions with different patterns"
         if any(op.name in ARG_REDUCTIONS for op in reductions):
             return "argmax / argmin with another reduction"
+    split = splits_long_rows(reductions[0], ops)
     dependent: set[int] = set()  # ids of values that depend on a reduction result
     for op in ops:  # program order: producers first
         row_operands = [v for v in op.operand_values() if v is not None and id(v) in dependent]
@@ -153,9 +165,49 @@ def check_row_invariant(ops: Iterable[Operation]) -> str | None:
                 dependent.update(id(r) for r in op.results)
             continue
         why = _row_op_refusal(op, row_operands, pattern)
+        if why is None and split:
+            why = _long_row_refusal(op, pattern)
         if why is not None:
             return why
         dependent.update(id(r) for r in op.results)
+    return None
+
+
+def splits_long_rows(reduction: Operation, ops: Iterable[Operation] = ()) -> bool:
+    """Whether the rows of `reduction` are few (under FEW_ROWS) and long (over
+    LONG_ROW_BYTES of the narrowest full-shaped value among `ops` and its input: a
+    float16 x cast to float32 is cached as float16): then nothing full-shaped that reads a reduction shares
+    its group (`_long_row_refusal`), so that each reduction takes the grid schedule
+    (many thread blocks per row) and the full-shaped consumers a flat kernel of their
+    own. One block per row would use a few SMs, and would read the row once per pass
+    anyway; split, the passes read it as often, with the whole GPU."""
+    pattern = reduce_pattern(reduction)
+    source = reduction.operand_values()[0] if reduction.num_operands else None
+    if pattern is None or source is None or not isinstance(source.type, DenseTensorType):
+        return False
+    if reduction.name in ARG_REDUCTIONS or not pattern.innermost:
+        return False
+    full = [source] + [
+        v
+        for op in ops
+        for v in [*op.operand_values(), *op.results]
+        if v is not None
+        and isinstance(v.type, DenseTensorType)
+        and static_shape(v) is not None
+        and pattern.is_full(static_shape(v))
+    ]
+    itemsize = min(v.type.data_type.itemsize for v in full)
+    return pattern.rows < FEW_ROWS and pattern.cols * itemsize > LONG_ROW_BYTES
+
+
+def _long_row_refusal(op: Operation, pattern: ReducePattern) -> str | None:
+    """Why `op`, which reads a reduction of few long rows, leaves the group: it is
+    full-shaped, or a reduction of values that depend on another one."""
+    if is_reduction(op):
+        return f"{op.name} reduces values computed from another reduction of few long rows"
+    out = static_shape(op.result(0))
+    if out is not None and pattern.is_full(out) and not pattern.is_row(out):
+        return f"{op.name} is full-shaped and reads a reduction of few long rows"
     return None
 
 
@@ -353,17 +405,23 @@ class _Grouper:
         return groups
 
     def _recompute_shared_cheap_ops(self) -> None:
-        """Recompute rather than pass between kernels: a cheap op that fused ops of
-        several groups read gets a copy in each other fused group, inserted before that
-        group's first reader, so no group exports it for another kernel to load (no
-        intermediate leaves a kernel). Cheap: a constant (`pd_op.full`: CSE shares one
-        `full(eps)` between two layer_norms; the copy folds into the code as a literal),
-        or an elementwise op reading only values from outside its group, at most one of
-        them as large as its result (CSE shares `square(x)` between two layer_norms of
-        one x: the reader recomputes it from x instead of reading a second copy of x's
-        size that the first kernel wrote)."""
+        """Recompute rather than pass between kernels: a cheap value that fused ops of
+        several groups read is computed again in each other fused group, by copies
+        inserted before that group's first reader, so no group exports it for another
+        kernel to load (no intermediate leaves a kernel). Cheap (`_recompute_chain`): a
+        constant (`pd_op.full`: CSE shares one `full(eps)` between two layer_norms; the
+        copy folds into the code as a literal), or an elementwise op together with the
+        elementwise ops of its own group it is computed from, reading at most one
+        outside value as large as its result (CSE shares `square(x)` between two
+        layer_norms of one x: the reader recomputes it from x instead of reading a
+        second copy of x's size that the first kernel wrote; a softmax over few long
+        rows reads exp(x - max) in its normalizing kernel: it recomputes it from x and
+        the max)."""
         for op in list(self.ops):
-            if id(op) not in self.fusible or not self._cheap(op):
+            if id(op) not in self.fusible:
+                continue
+            chain = self._recompute_chain(op)
+            if chain is None:
                 continue
             (result,) = op.results
             home = self.find(id(op))
@@ -373,48 +431,93 @@ class _Grouper:
                     readers.setdefault(self.find(id(user)), []).append(user)
             for root, users in readers.items():
                 first = min(users, key=lambda u: self.program.block.index_of(u))
-                clone = Operation.create(
-                    op.name,
-                    op.operand_values(),
-                    [result.type],
-                    dict(op.attributes),
-                    loc=op.loc,
-                )
-                self.program.block.insert(self.program.block.index_of(first), clone)
+                copies: dict[int, Value] = {}
+                for original in chain:
+                    operands = [copies.get(id(v), v) for v in original.operand_values()]
+                    clone = Operation.create(
+                        original.name,
+                        operands,
+                        [original.result(0).type],
+                        dict(original.attributes),
+                        loc=original.loc,
+                    )
+                    self.program.block.insert(self.program.block.index_of(first), clone)
+                    copies[id(original.result(0))] = clone.result(0)
+                    self.ops.append(clone)
+                    self.fusible.add(id(clone))
+                    self.by_id[id(clone)] = clone
+                    self.leader[id(clone)] = root
+                    self.group_ops[root].append(clone)
                 for user in users:
                     for index, value in enumerate(user.operand_values()):
                         if value is result:
-                            user.set_operand(index, clone.result(0))
-                self.ops.append(clone)
-                self.fusible.add(id(clone))
-                self.by_id[id(clone)] = clone
-                self.leader[id(clone)] = root
-                self.group_ops[root].append(clone)
+                            user.set_operand(index, copies[id(result)])
+            self._erase_unused(chain)
         self.order = {id(op): i for i, op in enumerate(self.program.block)}
         self.ops.sort(key=lambda op: self.order[id(op)])
         for members in self.group_ops.values():
             members.sort(key=lambda op: self.order[id(op)])
 
-    def _cheap(self, op: Operation) -> bool:
-        """Whether `op` is cheaper to recompute in a reader's kernel than to pass."""
+    def _erase_unused(self, chain: list[Operation]) -> None:
+        """Drops the ops of `chain` that every reader now recomputes (no use left, not a
+        program output), last first, so that their group does not compute them for
+        nothing."""
+        pinned = {id(v) for v in self.program.outputs()}
+        for op in reversed(chain):
+            if any(id(r) in pinned or not r.use_empty() for r in op.results):
+                continue
+            root = self.find(id(op))
+            self.group_ops[root] = [o for o in self.group_ops[root] if o is not op]
+            self.ops = [o for o in self.ops if o is not op]
+            self.fusible.discard(id(op))
+            op.erase()
+
+    def _recompute_chain(self, op: Operation) -> list[Operation] | None:
+        """The ops a reader's group copies to recompute `op`'s value, producers first
+        (`op` last), or None when that is not cheaper than passing it: a constant alone;
+        an elementwise op with the elementwise ops and constants of its own group it
+        reads through (at most MAX_RECOMPUTED), the values they read from outside the
+        group at most one as large as the result."""
         if op.num_results != 1 or not isinstance(op.result(0).type, DenseTensorType):
-            return False
+            return None
         if op.name in CONSTANT_OPS:
-            return not op.num_operands
-        if op_pattern_kind(op) is not OpPatternKind.ELEMENTWISE or is_reduction(op):
-            return False
-        home = self.find(id(op))
+            return None if op.num_operands else [op]
         size = _numel(op.result(0))
-        full_size = 0
-        for value in op.operand_values():
-            if value is None:
-                return False
-            producer = value.defining_op
-            if producer is not None and id(producer) in self.leader:
-                if self.find(id(producer)) == home:
-                    return False  # computed in the group: the copy would need it too
-            full_size += size is not None and _numel(value) == size
-        return size is not None and full_size <= 1
+        if size is None or not self._elementwise(op):
+            return None
+        home = self.find(id(op))
+        chain: dict[int, Operation] = {}
+        outside: dict[int, Value] = {}
+        stack = [op]
+        while stack:
+            current = stack.pop()
+            if id(current) in chain:
+                continue
+            constant = current.name in CONSTANT_OPS and not current.num_operands
+            if not (constant or self._elementwise(current)) or len(chain) == MAX_RECOMPUTED:
+                return None
+            chain[id(current)] = current
+            for value in current.operand_values():
+                if value is None:
+                    return None
+                producer = value.defining_op
+                if producer is not None and id(producer) in self.leader:
+                    if self.find(id(producer)) == home:
+                        stack.append(producer)  # computed in the group: copied too
+                        continue
+                outside[id(value)] = value
+        if sum(_numel(v) == size for v in outside.values()) > 1:
+            return None
+        return sorted(chain.values(), key=lambda o: self.program.block.index_of(o))
+
+    @staticmethod
+    def _elementwise(op: Operation) -> bool:
+        return (
+            op.num_results == 1
+            and isinstance(op.result(0).type, DenseTensorType)
+            and op_pattern_kind(op) is OpPatternKind.ELEMENTWISE
+            and not is_reduction(op)
+        )
 
     def _topological(self, buckets: list[list[Operation]]) -> list[list[Operation]]:
         """Groups ordered so producers come first; ties by the program position of

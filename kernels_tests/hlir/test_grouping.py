@@ -485,13 +485,15 @@ CYCLE = """{
 
 def test_no_group_closes_a_cycle_through_a_library_op():
     # relu -> matmul -> add and relu -> exp -> add: relu, exp and add in one group would
-    # have to run before and after the matmul. exp joins relu; add stays apart.
+    # have to run before and after the matmul. exp joins relu; add stays apart, and
+    # recomputes exp(relu(x)) from x rather than read it from the first kernel (which
+    # then no longer computes exp).
     program = parse_program(CYCLE)
     assert groups_text(program, by_trait) == "\n".join(
         [
-            "group_0 fused [pd_op.relu, pd_op.exp] (%0) -> (%1, %3)",
+            "group_0 fused [pd_op.relu] (%0) -> (%1)",
             "group_1 library [pd_op.matmul] (%1) -> (%2)",
-            "group_2 fused [pd_op.add] (%3, %2) -> (%4)",
+            "group_2 fused [pd_op.relu, pd_op.exp, pd_op.add] (%0, %2) -> (%4)",
         ]
     )
 
@@ -581,15 +583,30 @@ def test_an_op_of_two_full_sized_inputs_is_passed_not_copied():
     )
 
 
-def test_an_op_that_reads_its_own_group_is_passed_not_copied():
-    # square(exp(x)): the copy would need exp(x), computed inside the first group
+def test_an_elementwise_chain_of_its_own_group_is_copied_whole():
+    # square(exp(x)): the copy recomputes exp(x) too, from x (one full-sized read either way)
     def make(n, x):
         sq = n.op("square", n.op("exp", x))
         n.op("add", rsum(n, sq, [0], True), rsum(n, sq, [1], True))
 
     assert groups_text(build(make)) == "\n".join(
         [
-            "group_0 fused [pd_op.exp, pd_op.square, pd_op.sum] (%0) -> (%2, %3)",
-            "group_1 fused [pd_op.sum, pd_op.add] (%2, %3) -> (%5)",
+            "group_0 fused [pd_op.exp, pd_op.square, pd_op.sum] (%0) -> (%3)",
+            "group_1 fused [pd_op.exp, pd_op.square, pd_op.sum, pd_op.add] (%0, %3) -> (%7)",
+        ]
+    )
+
+
+def test_a_chain_that_reads_a_reduction_of_its_own_group_is_passed_not_copied():
+    # exp(x - rowsum(x)) summed over the other axis: the copy would need the row sums,
+    # a reduction of the first group
+    def make(n, x):
+        e = n.op("exp", n.op("subtract", x, rsum(n, x, [1], True)))
+        n.op("add", rsum(n, e, [0], True), rsum(n, e, [1], True))
+
+    assert groups_text(build(make)) == "\n".join(
+        [
+            "group_0 fused [pd_op.sum, pd_op.subtract, pd_op.exp, pd_op.sum] (%0) -> (%3, %5)",
+            "group_1 fused [pd_op.sum, pd_op.add] (%3, %5) -> (%6)",
         ]
     )

@@ -25,7 +25,8 @@ stages always, no float atomics (`docs/AUTO_SCHEDULE.md`).
 
 V is the row schedule's (`lanes_for`: 16 bytes of the narrowest full-shaped argument,
 halved until it divides the row, so each row and chunk starts V-aligned); T its threads
-for V lanes; each thread takes CACHED_STEPS = 4 vectors (64 bytes of registers), so
+for V lanes, halved down to 128 while the grid would have fewer blocks than the GPU has
+SMs; each thread takes CACHED_STEPS = 4 vectors (64 bytes of registers), so
 L = 4 * T * V and G = ceil(cols / L). Where that gives fewer than 2 chunks or more than
 the grid's y limit, or V = 1 (a row no vector divides), the scalar plan: G from the
 waves the GPU holds, steps elements a thread, loaded one at a time (`grid_plan`).
@@ -78,6 +79,9 @@ THREADS_PER_SM = 2048
 """Resident threads per SM (sm_80, sm_90): 2 blocks of 1024."""
 WAVES = 2
 """Resident blocks the grid asks for per slot: enough to even out the tail."""
+MIN_VECTOR_THREADS = 128
+"""The smallest block of the vector walk: 4 warps, so the block reduce still has a few
+warps to combine and an SM holds enough blocks (at most 32) to fill its threads."""
 CACHED_STEPS = MAX_SINGLE_PASS_BYTES // VECTOR_BYTES
 """Vectors each thread of the vector walk takes of its chunk, all held in registers and
 loaded up front: 64 bytes of 16-byte vectors (the row schedule's budget for an input one
@@ -91,8 +95,9 @@ def grid_plan(pattern: RowPattern, target: TargetInfo, lanes: int = 1) -> GridLa
     wave), at most cols / (MIN_STEPS * T) (enough work per thread) and the grid's y
     limit; then L = steps * T elements per chunk and G = ceil(cols / L). With `lanes`
     V > 1 (V dividing cols, `lanes_for`), the vector walk where it gives G >= 2 within
-    the y limit: T = the row schedule's threads for V lanes, CACHED_STEPS vectors a
-    thread, L = steps * T * V, G = ceil(cols / L); elsewhere the scalar plan."""
+    the y limit: T = the row schedule's threads for V lanes (halved, down to 128, while
+    rows * G is under the SM count), CACHED_STEPS vectors a thread, L = steps * T * V,
+    G = ceil(cols / L); elsewhere the scalar plan."""
     rows, cols = pattern.rows, pattern.cols
     if rows < 1 or cols < 1:
         return None
@@ -110,10 +115,17 @@ def grid_plan(pattern: RowPattern, target: TargetInfo, lanes: int = 1) -> GridLa
 
 
 def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLaunch | None:
+    """T from the row schedule, halved (down to MIN_VECTOR_THREADS) while the grid has
+    fewer blocks than the target has SMs: the work fixes the threads (CACHED_STEPS
+    vectors each), smaller blocks spread them over more SMs (4 rows of 40000 float32:
+    12 blocks of 1024 threads would use 12 SMs, 80 of 128 use 80)."""
     if lanes < 2 or cols % lanes:
         return None
     threads = threads_for(cols, target, lanes)
     chunks = -(-cols // (CACHED_STEPS * threads * lanes))
+    while threads > MIN_VECTOR_THREADS and rows * chunks < target.sm_count:
+        threads //= 2
+        chunks = -(-cols // (CACHED_STEPS * threads * lanes))
     if not 2 <= chunks <= target.max_grid_dims[1]:
         return None
     return GridLaunch(threads=threads, blocks=rows, steps=CACHED_STEPS, chunks=chunks, lanes=lanes)
