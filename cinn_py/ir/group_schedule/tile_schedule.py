@@ -33,12 +33,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from cinn_py.ir.expr import Buffer, IntImm, Load, Reduce, Var
+from cinn_py.ir.expr import Buffer, IntImm, Load, Var
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
+from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.schedule import IRSchedule
 from cinn_py.ir.schedule.analysis import all_loads, realizes, single_store
 from cinn_py.ir.stmt import ArgIO, For, ForType, LoweredFunc
-from cinn_py.ir.visitor import Visitor
 
 TILE = 32
 """The tile's side: a warp's width, so a tile row is one coalesced warp access."""
@@ -72,7 +72,7 @@ def tile_plan(func: LoweredFunc) -> TilePlan | None:
     store = single_store(block)
     loops = [node for node in path if isinstance(node, For)]
     rank = len(loops)
-    if store is None or rank < 2 or len(store.indices) != rank or _has_reduce(store.value):
+    if store is None or rank < 2 or len(store.indices) != rank or bool(find_reduces(store.value)):
         return None
     extents = []
     for loop, value in zip(loops, realize.iter_values, strict=True):
@@ -124,20 +124,6 @@ def _transposed_dim(load: Load, position: dict[str, int], rank: int) -> int | No
     if dims[-1] == rank - 1 or rank - 1 not in dims:
         return None
     return dims[-1]
-
-
-class _FindReduce(Visitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Reduce(self, node: Reduce) -> None:
-        self.found = True
-
-
-def _has_reduce(node: object) -> bool:
-    finder = _FindReduce()
-    finder.visit(node)
-    return finder.found
 
 
 def schedule_tiles(func: LoweredFunc, plan: TilePlan) -> tuple[IRSchedule, LaunchConfig]:
