@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from cinn_py.ir.expr import Buffer, IntImm, Load, Var
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
 from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
-from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.schedule import IRSchedule, LoopRef
 from cinn_py.ir.schedule.analysis import all_loads, realizes, single_store
 from cinn_py.ir.stmt import ArgIO, For, ForType, LoweredFunc
 
@@ -56,7 +56,6 @@ class TilePlan:
     block: str
     dim: int
     inputs: tuple[str, ...]
-    extents: tuple[int, ...]
 
 
 def tile_plan(func: LoweredFunc) -> TilePlan | None:
@@ -103,7 +102,7 @@ def tile_plan(func: LoweredFunc) -> TilePlan | None:
     if extents[dim] < TILE or extents[-1] < TILE:
         return None
     chosen = tuple(sorted(n for n, d in walked.items() if d == dim))
-    return TilePlan(block.name, dim, chosen, tuple(extents))
+    return TilePlan(block.name, dim, chosen)
 
 
 def _transposed_dim(load: Load, position: dict[str, int], rank: int) -> int | None:
@@ -143,13 +142,11 @@ def schedule_tiles(func: LoweredFunc, plan: TilePlan) -> tuple[IRSchedule, Launc
         rows, cols = sch.get_loops(fill)[1:]
         _spread_rows(sch, rows, cols)
         sch.sync_threads(fill)
-    tiles = 1
-    for k, extent in enumerate(plan.extents):
-        tiles *= -(-extent // TILE) if k in (plan.dim, last) else extent
+    tiles = sch.get(tile).extent.value
     return sch, LaunchConfig(threads=TILE * TILE_ROWS, blocks=tiles, steps=TILE // TILE_ROWS)
 
 
-def _spread_rows(sch: IRSchedule, rows: object, cols: object) -> None:
+def _spread_rows(sch: IRSchedule, rows: LoopRef, cols: LoopRef) -> None:
     """A tile's 32 rows over threadIdx.y (8, then 4 serial steps: rows y, y + 8, ...)
     and its 32 columns over threadIdx.x."""
     step, row = sch.split(rows, [TILE // TILE_ROWS, TILE_ROWS])

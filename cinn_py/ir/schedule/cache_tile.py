@@ -30,6 +30,7 @@ one bound to a thread axis would make the tile per thread, and is refused.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ from cinn_py.ir.names import fresh_name
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule.analysis import (
     RedirectReads,
+    find_loop,
     find_realize,
     loads_of,
     realizes,
@@ -49,7 +51,6 @@ from cinn_py.ir.schedule.analysis import (
     substitute,
     taken_names,
     var_names,
-    walk,
     whole_region,
 )
 from cinn_py.ir.schedule.buffer_memory import shared_size_problem
@@ -159,15 +160,15 @@ def cache_tile(
     if why is not None:
         raise ScheduleError(PRIMITIVE, block_name, why)
     fill = _fill_nest(buffer, cache, window, name, taken | {name}, path, tile_loop)
-    at = {
+    in_tile = {
         key: [
             simplify(offset[d] - IntImm(window.lows[d], offset[d].dtype)) for d in window.tile_dims
         ]
         for key, offset in offsets.items()
     }
-    new_block = RedirectReads(buffer_name, cache, at).visit(realize.schedule_block)
+    new_block = RedirectReads(buffer_name, cache, in_tile).visit(realize.schedule_block)
     func = replace(func, realize, ScheduleBlockRealize(realize.iter_values, new_block))
-    (tile_loop,) = [n for n, _ in _loops_named(func, loop_name)]
+    tile_loop, _ = find_loop(func, loop_name, PRIMITIVE)
     body = tile_loop.body.stmts if isinstance(tile_loop.body, Block) else (tile_loop.body,)
     new_loop = For(
         tile_loop.loop_var,
@@ -179,10 +180,6 @@ def cache_tile(
     )
     func = replace(func, tile_loop, new_loop)
     return LoweredFunc(func.name, func.args, func.body, [*func.temp_buffers, cache]), name
-
-
-def _loops_named(func: LoweredFunc, name: str) -> list[tuple[For, object]]:
-    return [(n, p) for n, p in walk(func) if isinstance(n, For) and n.loop_var.name == name]
 
 
 def _read_buffer(
@@ -378,9 +375,4 @@ def _edge_guard(
         checks += [GE(index, IntImm(0, index.dtype)), LT(index, size)]
     domain = IndexDomain([*above, *fill_loops], guards, checks)
     needed = [c for c in checks if not domain.always(c)]
-    if not needed:
-        return None
-    guard = needed[0]
-    for check in needed[1:]:
-        guard = And(guard, check)
-    return guard
+    return functools.reduce(And, needed) if needed else None
