@@ -30,7 +30,7 @@ from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import ReferenceExecutor
 from cinn_py.runtime.compiled import CompiledProgram
-from cinn_py.runtime.device import gpu_available
+from cinn_py.runtime.device import gpu_available, no_gpu_reason
 from cinn_py.runtime.feeds import check_feeds, check_params
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.runtime_program import RuntimeProgram
@@ -38,10 +38,18 @@ from cinn_py.runtime.runtime_program import RuntimeProgram
 TARGETS = ("cuda", "cuda-emu", "reference")
 
 
-def load(path: str | os.PathLike[str]) -> Program:
+def load(path: str | os.PathLike[str] | Program) -> Program:
     """Read a program: Paddle program text, or a saved model (model.json, its folder or
-    its path prefix; parameters from model.pdiparams). The result is verified."""
-    path = os.fspath(path)
+    its path prefix; parameters from model.pdiparams); a Program is taken as it is. The
+    result is verified. What cannot be read is a LoadError (a missing file, binary data,
+    a malformed model) or a ParseError (malformed text); a program that reads but breaks
+    an op's declaration a VerifyError."""
+    if isinstance(path, Program):
+        verify_program(path)
+        return path
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise LoadError(f"cannot load a {type(path).__name__}: expected a path or a Program")
+    path = os.fsdecode(path)
     if _is_saved_model(path):
         program = load_model(path)
     elif os.path.isfile(path):
@@ -150,7 +158,7 @@ def compile(program: Program, target: str | None = None) -> Executable:
     if target not in TARGETS:
         raise CinnError(f"unknown target '{target}'; targets: {', '.join(TARGETS)}")
     if target == "cuda" and not gpu_available():
-        raise CinnError("target 'cuda' needs a CUDA GPU and CuPy, and found none; use cuda-emu")
+        raise CinnError(f"target 'cuda' needs a CUDA GPU and CuPy: {no_gpu_reason()}; use cuda-emu")
     verify_program(program)
     outputs = program.outputs()
     names = output_names(program, outputs)

@@ -2,66 +2,127 @@
 
     cinn-py print     PROGRAM
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
-                              [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check] [-v]
-    cinn-py groups    PROGRAM [--dot FILE] [--shape NAME=2x3 ...]
+                              [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
+                              [--profile] [--seed N] [-v]
+    cinn-py groups    PROGRAM [--dot FILE] [--explain] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
-    cinn-py dump-cuda PROGRAM [-o DIR] [--shape NAME=2x3 ...] [--target T]
+    cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--shape NAME=2x3 ...] [--target T]
+    cinn-py cache     info|clear [--kind KIND]
+    cinn-py --version
 
-`dump-cuda` prints the one translation unit the compiler builds (every fused group's
-kernel, the groups listed at its top); with `-o DIR` it writes a self-contained
-`<group>.cu` per fused group instead.
+`run` prints each output (`%7: float32[...] min=... [var_7]`), then what `--profile`
+and `--check` asked for, and ends with one status line on stderr: the target and why,
+groups and kernels, compile and run time, kernel cache hits.
+
+`dump-cuda` prints the kernels of the one translation unit the compiler builds, each
+under its group's heading and launch line, and refers to the runtime header pasted
+above them (`--header` prints it after the kernels); with `-o DIR` it writes a
+self-contained `<group>.cu` per fused group instead, header included.
 
 `groups` prints the program after the compiler's passes with each group as a
-`cinn_op.group` op; `--dot FILE` also writes it as Graphviz, one cluster per group.
+`cinn_op.group` op; `--dot FILE` also writes it as Graphviz, one cluster per group;
+`--explain` adds, after it, why each pair of groups linked by a value was not merged.
 
 `groups`, `ir` and `dump-cuda` compile for static shapes: a feed's -1 dims take the sizes given by
 `--shape x=2x3`, else 4 (the size `run` gives them in random feeds), with a note.
+A value keeps its number through the compiler: `%7` is the buffer `var_7` in the IR and
+the CUDA C; an output a pass rewrote (a decomposed softmax) says which number it took.
 Errors from bad input print as one readable message and exit with status 2; a
-`--check` that finds a mismatch exits with status 1.
+`--check` that finds a mismatch exits with status 1; Ctrl-C exits with status 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
+import time
+import zipfile
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+import cinn_py
 from cinn_py import api
-from cinn_py.errors import CinnError, FeedError
+from cinn_py.backends import cache
+from cinn_py.backends.codegen_cuda import generate_cuda, runtime_header
+from cinn_py.cli_report import (
+    RunSummary,
+    annotate_kernels,
+    cache_info_text,
+    check_line,
+    describe,
+    explanations_text,
+    group_heading,
+    launch_line,
+    profile_table,
+    status_line,
+    where_line,
+)
+from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
-from cinn_py.hlir.pir_compiler import PIRCompiler, Stages, group_heading, group_source
+from cinn_py.hlir.pir_compiler import PIRCompiler, Stages, group_source
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
-from cinn_py.pir.printer import print_program
+from cinn_py.pir.printer import ValueNames, print_program, value_names
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.runtime.feeds import feed_types
+from cinn_py.runtime.device import gpu_facts, no_gpu_reason
+from cinn_py.runtime.feeds import feed_types, parameter_types
+from cinn_py.runtime.runtime_program import RuntimeProgram
 from cinn_py.runtime.scope import RUNTIME_TARGETS
 from cinn_py.tolerances import compare
 
 DYNAMIC_DIM_SIZE = 4
 """The size a -1 dim gets in generated feeds when no --feeds file is given."""
 
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+BROKEN_PIPE = 141
+"""The exit status when the reader of stdout went away (128 + SIGPIPE): `... | head`."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _make_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = _make_parser()
+        args = parser.parse_args(argv)
         return args.handler(args)
+    except KeyboardInterrupt:
+        print("cinn-py: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except CinnError as error:
         print(f"cinn-py: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _discard_stdout()
+        return BROKEN_PIPE
     except OSError as error:
         print(f"cinn-py: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 2
 
 
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises nothing more."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # not a file (captured): nothing is flushed to a pipe
+        pass
+
+
+def version() -> str:
+    """The installed package's version, else the source tree's `cinn_py.__version__`."""
+    try:
+        return importlib.metadata.version("cinn_py")
+    except importlib.metadata.PackageNotFoundError:
+        return cinn_py.__version__
+
+
 def _make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cinn-py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"cinn-py {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     show = commands.add_parser("print", help="parse a program and print it back")
@@ -85,6 +146,11 @@ def _make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run the reference executor and report the largest error",
     )
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="run once more, timing each kernel and library op (with its launch)",
+    )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
     run.add_argument(
         "-v", "--verbose", action="store_true", help="print the seconds of each compile stage"
@@ -94,6 +160,11 @@ def _make_parser() -> argparse.ArgumentParser:
     groups = commands.add_parser("groups", help="print the program with its fused groups")
     groups.add_argument("program", help="program text, model.json, its folder or prefix")
     groups.add_argument("--dot", metavar="FILE", help="also write the groups as Graphviz here")
+    groups.add_argument(
+        "--explain",
+        action="store_true",
+        help="also say why each pair of groups linked by a value was not merged",
+    )
     groups.add_argument(
         "--shape",
         action="append",
@@ -112,8 +183,18 @@ def _make_parser() -> argparse.ArgumentParser:
     dump = commands.add_parser("dump-cuda", help="print or write the CUDA C of every group")
     dump.add_argument("program", help="program text, model.json, its folder or prefix")
     dump.add_argument("-o", "--out-dir", help="write one self-contained <group>.cu per group here")
+    dump.add_argument(
+        "--header",
+        action="store_true",
+        help="also print the runtime header the kernels use, after them",
+    )
     _add_compile_options(dump)
     dump.set_defaults(handler=_cmd_dump_cuda)
+
+    kept = commands.add_parser("cache", help="show or clear the compiled-kernel cache")
+    kept.add_argument("action", choices=("info", "clear"))
+    kept.add_argument("--kind", help="clear only this kind of entry (a folder `info` lists)")
+    kept.set_defaults(handler=_cmd_cache)
     return parser
 
 
@@ -138,24 +219,135 @@ def _cmd_print(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- run -----------------------------------------------------------------------------------
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     program = api.load(args.program)
-    rng = np.random.default_rng(args.seed)
-    feeds = _read_npz(args.feeds) if args.feeds else random_feeds(program, rng)
-    params = _read_npz(args.params) if args.params else _default_params(program, rng)
-    exe = api.compile(program, args.target)
-    outputs = exe.run(feeds, params, args.fetch)
+    feeds, params = _inputs(program, args)
+    exe, outputs, summary = _compile_and_run(program, feeds, params, args)
     if args.verbose and exe.timings:
         stages = ", ".join(f"{stage} {seconds:.3f}s" for stage, seconds in exe.timings.items())
         print(f"cinn-py: {exe.target}: {len(exe.kernels)} kernel(s); {stages}", file=sys.stderr)
-    for name, array in outputs.items():
-        print(f"{name}: {_describe(array)}")
+    dtypes = {}
+    for name, line, dtype in _output_lines(exe, outputs):
+        print(f"{name}: {line}")
+        dtypes[name] = dtype
     if args.out:
         np.savez(args.out, **outputs)
+    if args.profile:
+        _profile(exe.runtime_program, exe.target)
+    status = 0
     if args.check:
         expected = api.compile(program, "reference").run(feeds, params, args.fetch)
-        return _report_check(outputs, expected, exe.target)
-    return 0
+        status = _report_check(outputs, expected, exe.target, dtypes)
+    print(status_line(summary), file=sys.stderr)
+    return status
+
+
+def _inputs(program: Program, args: argparse.Namespace) -> tuple[dict, dict]:
+    """The feeds and parameters `run` uses: from `--feeds` / `--params`, else random
+    (and the program's own parameters)."""
+    rng = np.random.default_rng(args.seed)
+    if args.feeds:
+        feeds = _bfloat16_bits(read_npz(args.feeds, "--feeds"), feed_types(program))
+    else:
+        feeds = random_feeds(program, rng)
+    if args.params:
+        params = _bfloat16_bits(read_npz(args.params, "--params"), parameter_types(program))
+    else:
+        params = _default_params(program, rng)
+    return feeds, params
+
+
+def _compile_and_run(
+    program: Program, feeds: dict, params: dict, args: argparse.Namespace
+) -> tuple[api.Executable, dict[str, Any], RunSummary]:
+    """Compile for the chosen target and run once, timing both: a compile that the run
+    itself makes (a program with -1 dims, a `--fetch` of a value inside a kernel) counts
+    as compile time, not run time."""
+    summary = RunSummary(*_target(args.target))
+    counts = cache.stats.snapshot()
+    start = time.perf_counter()
+    exe = api.compile(program, summary.target)
+    summary.compile_s = time.perf_counter() - start
+    before = _runtime(exe)
+    start = time.perf_counter()
+    outputs = exe.run(feeds, params, args.fetch)
+    summary.run_s = time.perf_counter() - start
+    runtime = _runtime(exe)
+    if runtime is not None and runtime is not before:
+        compiled = runtime.timings.get("total", 0.0)
+        summary.compile_s += compiled
+        summary.run_s = max(summary.run_s - compiled, 0.0)
+    if runtime is not None:
+        summary.groups, summary.kernels = runtime.groups, len(runtime.kernels)
+        summary.cache = cache.stats.snapshot() - counts
+    return exe, outputs, summary
+
+
+def _target(given: str | None) -> tuple[str, str]:
+    """The target `run` uses and why: named by `--target`, or what the GPU probe found."""
+    if given is not None:
+        return given, "--target"
+    facts = gpu_facts()
+    if facts is not None:
+        return "cuda", f"GPU found: {facts.arch}, {facts.sm_count} SMs"
+    return "cuda-emu", f"no GPU: {no_gpu_reason()}"
+
+
+def _runtime(exe: api.Executable) -> RuntimeProgram | None:
+    """The executable's latest compile, None on reference or before a dynamic program's
+    first run."""
+    try:
+        return exe.runtime_program
+    except CinnError:
+        return None
+
+
+def _output_lines(
+    exe: api.Executable, outputs: Mapping[str, Any]
+) -> list[tuple[str, str, DataType | None]]:
+    """Each output's name, summary and where it lives (`var_7`, and its number after the
+    passes), and its declared dtype (a bfloat16 output arrives as uint16 bits)."""
+    by_name = dict(zip(exe.output_names, exe.outputs, strict=True))
+    by_id = value_names(exe.program)
+    numbers = ValueNames(exe.program)
+    latest = getattr(exe.runner, "latest", None)  # the compile that ran (not on reference)
+    lines = []
+    for name, array in outputs.items():
+        value = by_name[name] if name in by_name else by_id[name]
+        dtype = value.type.data_type if isinstance(value.type, DenseTensorType) else None
+        number = numbers.number(value)
+        storage = None if latest is None else latest.storage.get(number)
+        buffer = storage if isinstance(storage, str) else None
+        lines.append((name, describe(array, dtype) + where_line(name, buffer, number), dtype))
+    return lines
+
+
+def _profile(runtime: RuntimeProgram | None, target: str) -> None:
+    if runtime is None:
+        print("cinn-py: note: --profile: the reference target runs no kernels", file=sys.stderr)
+        return
+    sys.stdout.write(profile_table(runtime.profile_steps(), target))
+
+
+def _report_check(
+    outputs: Mapping[str, np.ndarray],
+    expected: Mapping[str, np.ndarray],
+    target: str,
+    dtypes: Mapping[str, DataType | None],
+) -> int:
+    failed = 0
+    for name, want in expected.items():
+        bfloat16 = "bfloat16" if dtypes.get(name) is DataType.BFLOAT16 else None
+        result = compare(outputs[name], want, bfloat16)
+        failed += not result.ok
+        print(check_line(name, target, result))
+    return 1 if failed else 0
+
+
+# ---- groups, ir, dump-cuda -------------------------------------------------------------
 
 
 def _cmd_groups(args: argparse.Namespace) -> int:
@@ -170,15 +362,22 @@ def _cmd_groups(args: argparse.Namespace) -> int:
         with open(args.dot, "w", encoding="utf-8") as f:
             f.write(groups_to_dot(grouped))
     sys.stdout.write(text)
+    if args.explain:
+        sys.stdout.write("\n" + explanations_text(stages.explanations, stages.names))
+    _note_renumbered(program, stages)
     return 0
 
 
 def _cmd_ir(args: argparse.Namespace) -> int:
     program = api.load(args.program)
     stages = _compiler(program, args).stages(until=args.stage)
+    renamed = _renumbered(program, stages)
     for kernel in stages.fused:
-        func = kernel.lowered if args.stage == "lowered" else kernel.scheduled.func
-        text = group_heading(kernel.group, stages.program) + print_ir(func) + "\n"
+        if args.stage == "lowered":
+            func, launch = kernel.lowered, ""
+        else:
+            func, launch = kernel.scheduled.func, _launch_of(kernel.scheduled.func)
+        text = group_heading(kernel.group, stages.names, renamed, launch) + print_ir(func) + "\n"
         if args.stage == "scheduled":
             text += "".join(f"// {line}\n" for line in str(kernel.scheduled.trace).splitlines())
         print(text)
@@ -186,18 +385,32 @@ def _cmd_ir(args: argparse.Namespace) -> int:
     return 0
 
 
+def _launch_of(func: Any) -> str:
+    """The launch line of a scheduled function's kernel (codegen decides the dims)."""
+    try:
+        (info,) = generate_cuda([func]).kernels
+    except (CinnError, ValueError) as error:
+        return f"launch: unknown (codegen refused the function: {error})"
+    return launch_line(info, func)
+
+
 def _cmd_dump_cuda(args: argparse.Namespace) -> int:
     program = api.load(args.program)
     stages = _compiler(program, args).stages(until="codegen")
+    renamed = _renumbered(program, stages)
     if args.out_dir is None:
         if stages.source is not None:
-            headings = "".join(group_heading(k.group, stages.program) for k in stages.fused)
-            sys.stdout.write(headings + stages.source.source.rstrip("\n") + "\n")
+            sys.stdout.write(_unit_text(stages, renamed, args.header))
     else:
         os.makedirs(args.out_dir, exist_ok=True)
         for kernel in stages.fused:
             path = os.path.join(args.out_dir, f"{kernel.group.name}.cu")
-            text = group_heading(kernel.group, stages.program) + group_source(kernel).source
+            own = group_source(kernel)
+            (info,) = own.kernels
+            heading = group_heading(
+                kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)
+            )
+            text = annotate_kernels(own.source, {info.name: heading})
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text.rstrip("\n") + "\n")
             print(f"wrote {path}")
@@ -205,9 +418,60 @@ def _cmd_dump_cuda(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) -> str:
+    """The translation unit's kernels, each under its heading and launch line, with the
+    runtime header replaced by a note where it is pasted (printed after the kernels with
+    `with_header`)."""
+    source = stages.source
+    headings = {
+        info.name: group_heading(
+            kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)
+        )
+        for kernel, info in zip(stages.fused, source.kernels, strict=True)
+    }
+    text = annotate_kernels(source.source, headings)
+    header = runtime_header().rstrip()
+    if header not in text:
+        return text.rstrip("\n") + "\n"
+    lines = header.count("\n") + 1
+    where = "printed after the kernels" if with_header else "`--header` prints it after the kernels"
+    note = (
+        f"// cinn_py_runtime.h ({lines} lines) is pasted here when compiled: {where}; "
+        "`-o DIR` writes self-contained .cu files"
+    )
+    text = text.replace(header, note, 1).rstrip("\n") + "\n"
+    if with_header:
+        text += f"\n// ---- the runtime header (pasted above the kernels when compiled) ----\n{header}\n"
+    return text
+
+
 def _compiler(program: Program, args: argparse.Namespace) -> PIRCompiler:
     target = args.target or api.default_target()
     return PIRCompiler(program, target, feed_shapes=_feed_shapes(program, args.shape))
+
+
+def _renumbered(program: Program, stages: Stages) -> dict[int, str]:
+    """For each output of `program` that the passes replaced by a value of another
+    number (a decomposed softmax's divide), that number -> the program's `%N`."""
+    numbers = ValueNames(program)
+    renamed = {}
+    for value in program.outputs():
+        old = numbers.number(value)
+        new = stages.program.renumbered.get(old)
+        if old is not None and new is not None:
+            number = stages.names.number(new)
+            if number != old:
+                renamed[number] = f"%{old}"
+    return renamed
+
+
+def _note_renumbered(program: Program, stages: Stages) -> None:
+    for number, old in _renumbered(program, stages).items():
+        print(
+            f"cinn-py: note: the program's output {old} is %{number} after the passes "
+            f"(var_{number})",
+            file=sys.stderr,
+        )
 
 
 def _feed_shapes(program: Program, given: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -245,6 +509,23 @@ def _note_library_only(stages: Stages) -> None:
             f"cinn-py: note: {', '.join(library)} run by reference kernels (no generated code)",
             file=sys.stderr,
         )
+
+
+# ---- cache -------------------------------------------------------------------------------
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    if args.action == "info":
+        sys.stdout.write(cache_info_text(cache.info()))
+        return 0
+    removed = cache.clear(args.kind)
+    what = "entry" if removed == 1 else "entries"
+    kind = f" of kind '{args.kind}'" if args.kind else ""
+    print(f"removed {removed} {what}{kind} from {cache.cache_dir()}")
+    return 0
+
+
+# ---- inputs ------------------------------------------------------------------------------
 
 
 def random_feeds(program: Program, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -288,34 +569,45 @@ def _random_array(type_: DenseTensorType, rng: np.random.Generator) -> np.ndarra
     return rng.standard_normal(shape).astype(dtype.numpy)
 
 
-def _read_npz(path: str) -> dict[str, np.ndarray]:
+def read_npz(path: str, option: str) -> dict[str, np.ndarray]:
+    """The arrays of the .npz file `path` (given to `option`), by name; a LoadError that
+    says what the file is instead (missing, a folder, not a zip archive, a single .npy,
+    members that are no arrays)."""
+    if not os.path.exists(path):
+        raise LoadError(f"{option} {path}: no such file")
+    if os.path.isdir(path):
+        raise LoadError(f"{option} {path}: is a folder, not a .npz file")
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as f:
+            npy = f.read(6) == b"\x93NUMPY"
+        hint = "; it is a .npy file (one array): save named arrays with numpy.savez" if npy else ""
+        raise LoadError(
+            f"{option} {path}: is not a .npz file (a zip archive of .npy arrays, as "
+            f"numpy.savez writes){hint}"
+        )
     try:
         with np.load(path, allow_pickle=False) as data:
-            return {key: data[key] for key in data.files}
-    except (ValueError, OSError) as error:
-        raise FeedError(path, "a readable .npz file", str(error)) from None
+            arrays = {key: data[key] for key in data.files}
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as error:
+        raise LoadError(f"{option} {path}: cannot read its arrays ({error})") from None
+    for key, array in arrays.items():
+        if not isinstance(array, np.ndarray):
+            raise LoadError(f"{option} {path}: its member '{key}' is not a .npy array")
+    return arrays
 
 
-def _describe(array: np.ndarray) -> str:
-    text = f"{array.dtype}{list(array.shape)}"
-    if array.size and array.dtype.kind in "fiub":
-        values = array.astype(np.float64)
-        finite = values[np.isfinite(values)]
-        if finite.size:
-            text += f" min={finite.min():.6g} max={finite.max():.6g} mean={finite.mean():.6g}"
-    return text
-
-
-def _report_check(
-    outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], target: str
-) -> int:
-    failed = 0
-    for name, want in expected.items():
-        result = compare(outputs[name], want)
-        status = "ok" if result.ok else "MISMATCH"
-        failed += not result.ok
-        print(f"check {name} ({target} vs reference): {status}, {result}")
-    return 1 if failed else 0
+def _bfloat16_bits(
+    arrays: dict[str, np.ndarray], types: Mapping[str, DenseTensorType]
+) -> dict[str, np.ndarray]:
+    """An ml_dtypes bfloat16 array comes back from a .npz as 2-byte void (`V2`): for a
+    bfloat16 feed or parameter, its bits as uint16, as cinn_py's arrays hold bfloat16."""
+    out = dict(arrays)
+    for name, array in arrays.items():
+        type_ = types.get(name)
+        bfloat16 = type_ is not None and type_.data_type is DataType.BFLOAT16
+        if bfloat16 and array.dtype.kind == "V" and array.dtype.itemsize == 2:
+            out[name] = array.view(np.uint16)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """`CINN_PY_DUMP_DIR=dir`: every stage of every compile, as files, for debugging.
 
 Each compile gets its own folder, `dir/<NNN>_<label>/` (NNN counts up from 000, the label
-names the program), so compiles of several programs, or of one dynamic-shape program
-for several feed shapes, do not overwrite each other. In it:
+names the program, in at most 64 characters), so compiles of several programs, or of one
+dynamic-shape program for several feed shapes, do not overwrite each other. In it:
 
     00_input.pir, 01_fold_mutable_attributes.pir, 02_dead_code_elimination.pir,
     03_specialize_shapes.pir  the program before and after each pass
@@ -24,15 +24,22 @@ not the compile's folder; see `cinn_py.backends.nvrtc`).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
-from cinn_py.hlir.naming import sanitize_identifier
+from cinn_py.hlir.naming import MAX_NAME_LENGTH, bounded_name, sanitize_identifier
 
 DUMP_ENV = "CINN_PY_DUMP_DIR"
 
 
 class DumpDir:
-    """One compile's dump folder; every method is a no-op when dumping is off."""
+    """One compile's dump folder; every method is a no-op when dumping is off.
+
+    Dumping never fails a compile: a folder or file that cannot be written (a read-only
+    or full disk, a path too long) gives one RuntimeWarning and turns this compile's
+    dumping off. Folder and file names are C identifiers of bounded length, whatever the
+    program's file is called (`bounded_name`: a long one is cut and suffixed with a hash).
+    """
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
@@ -40,30 +47,51 @@ class DumpDir:
     @classmethod
     def start(cls, label: str) -> DumpDir:
         """A fresh folder under `CINN_PY_DUMP_DIR` for a compile of `label`, or a disabled
-        DumpDir when the variable is unset or empty."""
+        DumpDir when the variable is unset or empty, or the folder cannot be made."""
         root = os.environ.get(DUMP_ENV)
         if not root:
             return cls(None)
         base = Path(root)
-        base.mkdir(parents=True, exist_ok=True)
-        name = sanitize_identifier(label)
-        index = len(list(base.glob("[0-9][0-9][0-9]_*")))
-        while True:
-            folder = base / f"{index:03d}_{name}"
-            try:
-                folder.mkdir()
-            except FileExistsError:
-                index += 1
-                continue
-            return cls(folder)
+        name = bounded_name(sanitize_identifier(label), MAX_NAME_LENGTH)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            index = len(list(base.glob("[0-9][0-9][0-9]_*")))
+            while True:
+                folder = base / f"{index:03d}_{name}"
+                try:
+                    folder.mkdir()
+                except FileExistsError:
+                    index += 1
+                    continue
+                return cls(folder)
+        except OSError as error:
+            _warn(error, base)
+            return cls(None)
 
     @property
     def enabled(self) -> bool:
         return self.folder is not None
 
     def write(self, name: str, text: str) -> None:
-        if self.folder is not None:
-            (self.folder / name).write_text(text if text.endswith("\n") else text + "\n")
+        """Write file `name` (its name is bounded as the folder's is) in the folder."""
+        if self.folder is None:
+            return
+        stem, dot, suffix = name.partition(".")
+        path = self.folder / (bounded_name(stem, MAX_NAME_LENGTH) + dot + suffix)
+        try:
+            path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except (OSError, UnicodeEncodeError) as error:
+            _warn(error, path)
+            self.folder = None
+
+
+def _warn(error: Exception, path: Path) -> None:
+    why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    warnings.warn(
+        f"{DUMP_ENV}: cannot write {str(path)[:200]}: {why}; this compile is not dumped",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def program_label(source: str) -> str:

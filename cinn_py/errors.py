@@ -12,6 +12,10 @@ class CinnError(Exception):
     """Base of every error cinn_py raises on purpose."""
 
 
+_SHOWN = 160
+"""The most characters of the offending line a ParseError's message quotes."""
+
+
 class ParseError(CinnError):
     """Malformed program text: file:line:col, what was expected, the offending line."""
 
@@ -21,8 +25,15 @@ class ParseError(CinnError):
         self.line = line
         self.col = col
         self.source_line = source_line
-        caret = " " * (col - 1) + "^"
-        super().__init__(f"{file}:{line}:{col}: {message}\n    {source_line}\n    {caret}")
+        shown, offset = source_line, col - 1
+        if len(source_line) > _SHOWN:  # a window of a long line, around the column
+            start = max(0, min(col - 1 - _SHOWN // 2, len(source_line) - _SHOWN))
+            head = "..." if start else ""
+            tail = "..." if start + _SHOWN < len(source_line) else ""
+            shown = head + source_line[start : start + _SHOWN] + tail
+            offset = col - 1 - start + len(head)
+        caret = " " * offset + "^"
+        super().__init__(f"{file}:{line}:{col}: {message}\n    {shown}\n    {caret}")
 
 
 class VerifyError(CinnError):
@@ -35,6 +46,8 @@ class VerifyError(CinnError):
         self.operand = operand
         what = f"{op_name}" + (f" operand {operand}" if operand else "")
         loc = f" ({where})" if where else ""
+        if len(why) > 600:  # long lists of dims or values: their start and end say enough
+            why = f"{why[:450]} ... {why[-100:]}"
         super().__init__(f"invalid {what}{loc}: {why}")
 
 
@@ -95,5 +108,11 @@ class FeedError(CinnError):
         super().__init__(f"feed '{name}': expected {expected}, got {got}")
 
 
+class CacheWarning(UserWarning):
+    """A kernel-cache entry that failed verification (empty, truncated, damaged, another
+    key's): it names the entry and what was wrong; the entry is removed and rebuilt."""
+
+
 class LoadError(CinnError):
-    """A saved model (model.json / model.pdiparams) that cannot be read: file and why."""
+    """A saved model (model.json / model.pdiparams) that cannot be read, or a program file
+    that holds no text (binary data, UTF-16): file and why."""

@@ -12,12 +12,14 @@ bfloat16 ops compute in float32 and round each result to their dtype.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from cinn_py.errors import CinnError, ShapeError, UnsupportedOpError, VerifyError
+from cinn_py.pir.op_def import lookup_op_def, registered_op_names
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
@@ -84,10 +86,28 @@ def run_op(
 
 
 def kernel_for(op: Operation) -> Kernel:
+    """The reference kernel of `op`: the first thing every target needs of an op (the
+    compiled ones run what they cannot generate by it), so the one place an op name
+    cinn_py does not know is refused, with the nearest known names."""
     kernel = KERNELS.get(op.name)
     if kernel is None:
+        if lookup_op_def(op.name) is None:
+            raise UnsupportedOpError(op.name, op.where(), _unknown_op(op.name))
         raise UnsupportedOpError(op.name, op.where(), "has no reference kernel")
     return kernel
+
+
+def _unknown_op(name: str) -> str:
+    """`is not an op cinn_py knows; did you mean 'pd_op.relu'?`: the declared op whose
+    name after the dialect is closest, when one is close (same dialect first)."""
+    dialect, _, base = name.rpartition(".")
+    known: dict[str, str] = {}
+    for full in sorted(registered_op_names(), key=lambda n: not n.startswith(dialect + ".")):
+        known.setdefault(full.rpartition(".")[2], full)
+    close = difflib.get_close_matches(base, list(known), n=1, cutoff=0.75)
+    if not close:
+        return "is not an op cinn_py knows"
+    return f"is not an op cinn_py knows; did you mean '{known[close[0]]}'?"
 
 
 def _lookup(values: dict[int, RuntimeValue], value: Value | None, op: Operation) -> Any:

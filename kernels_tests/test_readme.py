@@ -27,3 +27,15 @@ def test_readme_python_examples_run(monkeypatch):
     assert namespace["outs"]["%5"].shape == (256, 1000)
     assert namespace["exe"].target in ("cuda", "cuda-emu")
     assert "__global__" in namespace["exe"].cuda_source
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run runs the README's test command (the first code block's second line)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        first_block = re.search(r"```\n(.*?)```", f.read(), flags=re.S).group(1)
+    install, command = first_block.splitlines()[1].split("#")[0].strip().split(" && ")
+    assert install == 'pip install -e ".[test]"'
+    assert command == "python -m pytest kernels_tests -n auto"
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+        ci = f.read().splitlines()
+    assert command in ci and 'pip install --quiet -e ".[test]"' in ci

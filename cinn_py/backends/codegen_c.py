@@ -11,6 +11,16 @@ Every identifier it writes comes from `CNames`, which passes the IR's names thro
 the source as it was spelled. Binary operators print fully parenthesised (`(a + b)`),
 except at the top of a statement; buffer accesses index the flat, row-major offset of
 their static shape, simplified.
+
+C leaves signed overflow, integer division by zero (and INT_MIN / -1) and float to
+integer conversion out of range undefined; the IR defines them (wrap-around, 0, the
+saturating `cvt.rzi` rule), and the renderer emits the runtime header's defined forms:
+`cinn_wrap_add` / `_sub` / `_mul` for 32- and 64-bit *value* arithmetic (a stored
+value, a Reduce's body and combine, a Let) that reads values (`reads_values`),
+`cinn_div` / `cinn_mod` for a divisor that is not a constant other than 0 and -1,
+`cinn_abs`, `cinn_int_pow`, `cinn_float_to_int<T>`. Index arithmetic (loop bounds,
+iter values, access offsets, guards) stays plain `int` operators: it is assumed not to
+overflow, which lets NVVM optimize addressing.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.schedule.analysis import all_loads
-from cinn_py.ir.simplify import simplify
+from cinn_py.ir.simplify import reads_values, simplify
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
 
@@ -204,16 +214,44 @@ class CRenderer(Visitor):
     min_max: ClassVar[dict[type, str]] = {e.Min: "cinn_min", e.Max: "cinn_max"}
     float_math: ClassVar[dict[str, tuple[str, int]]] = FLOAT_MATH
     float_tests: ClassVar[frozenset[str]] = frozenset({"isnan", "isinf", "isfinite"})
-    int_abs: ClassVar[dict[DataType, str]] = {DataType.INT64: "llabs", DataType.INDEX: "llabs"}
     narrow_ints: ClassVar[frozenset[DataType]] = frozenset(
         {DataType.INT8, DataType.UINT8, DataType.INT16}
     )
     """Integer types C promotes to int: their arithmetic is cast back, so it wraps as the
-    IR's does."""
+    IR's does (nothing overflows in int)."""
+    wrapping_ops: ClassVar[dict[type, str]] = {
+        e.Add: "cinn_wrap_add",
+        e.Sub: "cinn_wrap_sub",
+        e.Mul: "cinn_wrap_mul",
+    }
+    """Value arithmetic of the int types that can overflow: the runtime header's
+    two's-complement forms (C's signed overflow is undefined)."""
+    checked_division: ClassVar[dict[type, str]] = {e.Div: "cinn_div", e.Mod: "cinn_mod"}
+    """Integer `/` and `%` by a divisor that may be 0 or -1: 0 for a zero divisor,
+    INT_MIN / -1 wraps (C traps or is undefined)."""
+    runtime_helpers: ClassVar[frozenset[str]] = frozenset(
+        {
+            "cinn_min",
+            "cinn_max",
+            "cinn_vec",
+            "cinn_wrap_add",
+            "cinn_wrap_sub",
+            "cinn_wrap_mul",
+            "cinn_abs",
+            "cinn_div",
+            "cinn_mod",
+            "cinn_int_pow",
+            "cinn_clamp_int",
+            "cinn_float_to_int",
+            "cinn_float_to_int_impl",
+        }
+    )
+    """The runtime header's names this renderer's code uses."""
     reserved: ClassVar[frozenset[str]] = (
         CPP_KEYWORDS
         | {name + suffix for name, _ in FLOAT_MATH.values() for suffix in ("", "f")}
-        | {"cinn_min", "cinn_max", "cinn_vec", "abs", "llabs", "isnan", "isinf", "isfinite"}
+        | runtime_helpers
+        | {"abs", "llabs", "isnan", "isinf", "isfinite"}
     )
     """Names the generated code uses itself: no IR name may take one."""
     indent_unit: ClassVar[str] = "  "
@@ -227,6 +265,12 @@ class CRenderer(Visitor):
         """Enclosing loop variables by IR name, with their constant ranges as bounds."""
         self.accumulators: dict[int, str] = {}
         """The C local holding each hoisted Reduce's value, by the node's `id`."""
+        self.in_value = False
+        """Whether the expression being rendered is a value (its integer arithmetic
+        wraps) rather than an index (plain `int` arithmetic)."""
+        self.value_vars: set[str] = {a.name for a in func.args if isinstance(a.value, e.Var)}
+        """IR names of the Vars holding values (scalar arguments, Let symbols)."""
+        self._reads_values: dict[int, bool] = {}
 
     # ---- output ------------------------------------------------------------------------
 
@@ -305,25 +349,74 @@ class CRenderer(Visitor):
                     return text[1:-1] if i == len(text) - 1 else text
         return text
 
+    def value(self, node: e.Expr) -> str:
+        """`node` as a whole expression that is a value: its integer arithmetic wraps."""
+        with self.context(value=True):
+            return self.expr(node)
+
+    def index(self, node: e.Expr) -> str:
+        """`node` as a whole expression that is an index: plain `int` arithmetic."""
+        with self.context(value=False):
+            return self.expr(node)
+
+    @contextmanager
+    def context(self, value: bool) -> Iterator[None]:
+        outer, self.in_value = self.in_value, value
+        try:
+            yield
+        finally:
+            self.in_value = outer
+
     def visit_Var(self, node: e.Var) -> str:
         return self.names.lookup(node.name)
 
     def cast(self, dtype: DataType, value: e.Expr) -> str:
-        """`value` converted to `dtype`."""
-        text = self.visit(value)
+        """`value` converted to `dtype`; a float to an integer by the runtime header's
+        `cinn_float_to_int<T>` (truncate, saturate, NaN -> 0)."""
         if value.dtype is dtype:
-            return text
+            return self.visit(value)
+        if dtype.is_integer and value.dtype.is_float:
+            return self.float_to_int(dtype, self.expr(value))
         return f"static_cast<{self.type_name(dtype)}>({self.expr(value)})"
+
+    def float_to_int(self, dtype: DataType, text: str) -> str:
+        """Float or double `text` converted to integer `dtype`, defined for every input."""
+        return f"cinn_float_to_int<{self.type_name(dtype)}>({text})"
 
     def visit_Cast(self, node: e.Cast) -> str:
         return self.cast(node.dtype, node.value)
 
     def binary(self, node: e.BinaryOp) -> str:
-        op = self.binary_ops[type(node)]
-        text = f"({self.visit(node.a)} {op} {self.visit(node.b)})"
+        helper = self.integer_helper(node)
+        if helper is not None:
+            text = f"{helper}({self.expr(node.a)}, {self.expr(node.b)})"
+            if node.dtype in self.narrow_ints:
+                return f"static_cast<{self.type_name(node.dtype)}>({text})"
+            return text
+        text = f"({self.visit(node.a)} {self.binary_ops[type(node)]} {self.visit(node.b)})"
         if node.dtype in self.narrow_ints:
             return f"static_cast<{self.type_name(node.dtype)}>{text}"
         return text
+
+    def integer_helper(self, node: e.BinaryOp) -> str | None:
+        """The runtime header's function for integer `node` where C's operator is
+        undefined for some operands: `/` and `%` unless the divisor is a constant other
+        than 0 and -1; `+`, `-`, `*` of int32 / int64 values (in a value context, on
+        what memory or a conversion gave: index arithmetic is assumed not to overflow)."""
+        if not node.dtype.is_integer:
+            return None
+        if type(node) in self.checked_division:
+            divisor = node.b
+            if isinstance(divisor, (e.IntImm, e.UIntImm)) and divisor.value not in (0, -1):
+                return None
+            return self.checked_division[type(node)]
+        if type(node) not in self.wrapping_ops or node.dtype in self.narrow_ints:
+            return None
+        if not self.in_value:
+            return None
+        if not reads_values(node, frozenset(self.value_vars), self._reads_values):
+            return None
+        return self.wrapping_ops[type(node)]
 
     def visit_Min(self, node: e.Min) -> str:
         return f"{self.min_max[type(node)]}({self.expr(node.a)}, {self.expr(node.b)})"
@@ -355,7 +448,9 @@ class CRenderer(Visitor):
         """The C function computing intrinsic `node` on its dtype."""
         name, arity = node.name, len(node.args)
         if name == "abs" and node.dtype.is_integer and arity == 1:
-            return self.int_abs.get(node.dtype, "abs")
+            return "cinn_abs"
+        if name == "pow" and node.dtype.is_integer and arity == 2:
+            return "cinn_int_pow"
         spelled = self.float_math.get(name)
         if spelled is None or arity != spelled[1]:
             raise self.unsupported(name, f"is not an intrinsic of {arity} argument(s)")
@@ -372,8 +467,8 @@ class CRenderer(Visitor):
         none."""
         name = buffer_name(node.tensor)
         if is_on_chip(node.tensor):
-            return f"{self.names.lookup(name)}[{self.expr(array_offset(node))}]"
-        offset = self.expr(flat_index(node.tensor, node.indices))
+            return f"{self.names.lookup(name)}[{self.index(array_offset(node))}]"
+        offset = self.index(flat_index(node.tensor, node.indices))
         return f"{self.names.lookup(name)}[{offset}]"
 
     def visit_Load(self, node: e.Load) -> str:
@@ -396,7 +491,7 @@ class CRenderer(Visitor):
         (visible to this statement only)."""
         outer = dict(self.accumulators)
         self.hoist_reductions(value)
-        self.line(f"{target} = {self.expr(value)};")
+        self.line(f"{target} = {self.value(value)};")
         self.accumulators = outer
 
     # ---- reductions ----------------------------------------------------------------------
@@ -428,7 +523,7 @@ class CRenderer(Visitor):
         for node in nodes:
             self.hoist_reductions(node.init)
             acc = self.names.fresh("acc")
-            self.line(f"{self.type_name(node.dtype)} {acc} = {self.expr(node.init)};")
+            self.line(f"{self.type_name(node.dtype)} {acc} = {self.value(node.init)};")
             accs.append(acc)
         with ExitStack() as stack:
             unroll = any(reads_registers(node.body) for node in nodes)
@@ -439,7 +534,7 @@ class CRenderer(Visitor):
             for node in nodes:
                 self.hoist_reductions(node.body)
                 value = self.names.fresh("v")
-                self.line(f"const {self.type_name(node.dtype)} {value} = {self.expr(node.body)};")
+                self.line(f"const {self.type_name(node.dtype)} {value} = {self.value(node.body)};")
                 values.append(value)
             for node, acc, value in zip(nodes, accs, values, strict=True):
                 self.line(f"{acc} = {self.combine(node, acc, value)};")
@@ -489,8 +584,13 @@ class CRenderer(Visitor):
         raise self.unsupported("ir.Reduce", f"across {node.thread_axis} outside a CUDA kernel")
 
     def combine(self, node: e.Reduce, acc: str, value: str) -> str:
-        """The accumulator's next value; float max / min keep a NaN (NumPy's max)."""
+        """The accumulator's next value: integer sums and products wrap, float max / min
+        keep a NaN (NumPy's max)."""
         kind = node.reduce_type
+        wraps = node.dtype.is_integer and node.dtype not in self.narrow_ints
+        if kind in (e.ReduceType.SUM, e.ReduceType.PROD) and wraps:
+            helper = self.wrapping_ops[e.Add if kind is e.ReduceType.SUM else e.Mul]
+            return f"{helper}({acc}, {value})"
         if kind is e.ReduceType.SUM:
             return f"{acc} + {value}"
         if kind is e.ReduceType.PROD:
@@ -531,17 +631,19 @@ class CRenderer(Visitor):
             start = e.FloatImm(start.value, value_type)
         type_name, index_type = self.type_name(value_type), self.type_name(node.dtype)
         best, arg = self.names.fresh("best"), self.names.fresh("arg")
-        self.line(f"{type_name} {best} = {self.expr(start)};")
+        self.line(f"{type_name} {best} = {self.value(start)};")
         self.line(f"{index_type} {arg} = {self.expr(e.make_const(0, node.dtype))};")
         op = ">" if node.reduce_type is e.ReduceType.MAX else "<"
         with ExitStack() as stack:
             self.open_reduce_loops(stack, axes, "ir.ArgReduce")
             self.hoist_reductions(node.body)
             value = self.names.fresh("v")
-            self.line(f"const {type_name} {value} = {self.cast(value_type, node.body)};")
+            with self.context(value=True):
+                converted = self.cast(value_type, node.body)
+            self.line(f"const {type_name} {value} = {converted};")
             with self.braced(f"if ({value} {op} {best})"):
                 self.line(f"{best} = {value};")
-                self.line(f"{arg} = {self.expr(simplify(node.position()))};")
+                self.line(f"{arg} = {self.index(simplify(node.position()))};")
         return best, arg
 
     def emit_cross_thread_arg_reduction(self, node: e.ArgReduce) -> None:
@@ -555,7 +657,9 @@ class CRenderer(Visitor):
         return arg
 
     def visit_Let(self, node: s.Let) -> None:
-        value = self.expr(node.value)
+        value = self.value(node.value)
+        self.value_vars.add(node.symbol.name)
+        self._reads_values.clear()
         name = self.names.declare(node.symbol.name)
         self.line(f"const {self.type_name(node.symbol.dtype)} {name} = {value};")
 
@@ -564,7 +668,7 @@ class CRenderer(Visitor):
             self.statement(child)
 
     def visit_IfThenElse(self, node: s.IfThenElse) -> None:
-        self.if_then_else(node, self.expr(node.condition))
+        self.if_then_else(node, self.index(node.condition))
 
     def if_then_else(self, node: s.IfThenElse, condition: str) -> None:
         with self.braced(f"if ({condition})"):
@@ -586,8 +690,8 @@ class CRenderer(Visitor):
 
     def serial_loop(self, node: s.For, unroll: bool = False) -> None:
         """`for (int v = min; v < min + extent; ++v)`, with `#pragma unroll` if asked."""
-        start = self.expr(node.min)
-        end = self.expr(simplify(node.min + node.extent))
+        start = self.index(node.min)
+        end = self.index(simplify(node.min + node.extent))
         if unroll:
             self.line("#pragma unroll")
         with self.names.scope():
@@ -629,7 +733,7 @@ class CRenderer(Visitor):
         used.visit(block.body)
         for var, value in zip(block.iter_vars, node.iter_values, strict=True):
             if var.name in used.names:
-                text = self.expr(value)
+                text = self.index(value)
                 name = self.names.declare(var.name)
                 self.line(f"const {self.type_name(var.dtype)} {name} = {text};")
         outer = dict(self.accumulators)

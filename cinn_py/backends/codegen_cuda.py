@@ -174,6 +174,8 @@ class CudaRenderer(CRenderer):
             return self.float_text(value)
         if dtype is DataType.BOOL:
             return f"({self.float_text(value)} != 0.0f)"
+        if dtype.is_integer:
+            return self.float_to_int(dtype, self.float_text(value, bare=True))
         return f"static_cast<{self.type_name(dtype)}>({self.float_text(value, bare=True)})"
 
     def binary(self, node: e.BinaryOp) -> str:
@@ -217,7 +219,7 @@ class CudaRenderer(CRenderer):
         extent = _constant_extent(node, self.func)
         value = axis
         if not (isinstance(node.min, e.IntImm) and node.min.value == 0):
-            value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.expr(node.min)}"
+            value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.index(node.min)}"
         thread = axis.startswith("thread")
         if extent < self.launch[node.bind_info]:
             self._thread_branches += thread
@@ -251,10 +253,10 @@ class CudaRenderer(CRenderer):
             self.line(f"const {self.type_name(var.dtype)} {name} = {axis.value};")
             self.hoist_reductions(node.body)
             value = self.names.fresh("v")
-            self.line(f"const {type_name} {value} = {self.expr(node.body)};")
+            self.line(f"const {type_name} {value} = {self.value(node.body)};")
             total = self.names.fresh("total")
             self.line(f"const {type_name} {total} = {call}({value}, {op}());")
-            self.line(f"{acc} = {self.combine(node, self.expr(node.init), total)};")
+            self.line(f"{acc} = {self.combine(node, self.value(node.init), total)};")
         self.accumulators[id(node)] = acc
 
     def hoist_block_reductions(self, block: s.ScheduleBlock) -> None:
@@ -304,7 +306,7 @@ class CudaRenderer(CRenderer):
             values = []
             for node in nodes:
                 value = self.names.fresh("v")
-                self.line(f"const {self.type_name(node.dtype)} {value} = {self.expr(node.body)};")
+                self.line(f"const {self.type_name(node.dtype)} {value} = {self.value(node.body)};")
                 values.append(value)
             pack = _nested_pairs(values, "cinn_make_pair({}, {})")
             ops = _nested_pairs(
@@ -313,7 +315,7 @@ class CudaRenderer(CRenderer):
             total = self.names.fresh("total")
             self.line(f"const auto {total} = {call}({pack}, {ops}());")
             for node, acc, half in zip(nodes, accs, _pair_halves(len(nodes)), strict=True):
-                self.line(f"{acc} = {self.combine(node, self.expr(node.init), total + half)};")
+                self.line(f"{acc} = {self.combine(node, self.value(node.init), total + half)};")
         for node, acc in zip(nodes, accs, strict=True):
             self.accumulators[id(node)] = acc
 
@@ -377,7 +379,7 @@ class CudaRenderer(CRenderer):
                 "inside a branch on the thread index: every thread of the block must reach it",
             )
         pointer = self.names.lookup(buffer_name(node.semaphore))
-        offset = self.expr(flat_index(node.semaphore, node.indices))
+        offset = self.index(flat_index(node.semaphore, node.indices))
         return f"cinn_last_block_done({pointer} + {offset}, {node.count})"
 
     def bound_body(self, node: s.For, value: str) -> None:
@@ -410,7 +412,7 @@ class CudaRenderer(CRenderer):
         self._thread_branches += thread
         try:
             if self._plan is not None and id(node) in self._plan.conditions:
-                self.if_then_else(node, self.expr(self._plan.conditions[id(node)]))
+                self.if_then_else(node, self.index(self._plan.conditions[id(node)]))
             else:
                 super().visit_IfThenElse(node)
         finally:
@@ -450,7 +452,7 @@ class CudaRenderer(CRenderer):
         slots = []
         for buffer, offset in parts.loads:
             vec = f"cinn_vec<{self.type_name(self._arg_dtype(buffer))}, {lanes}>"
-            pointer = f"{self.names.lookup(buffer)} + {self.expr(offset)}"
+            pointer = f"{self.names.lookup(buffer)} + {self.index(offset)}"
             name = self.names.fresh(f"{buffer}_vec")
             self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
             slots.append(name)
@@ -473,7 +475,7 @@ class CudaRenderer(CRenderer):
                 self._lane_loads, self._lane_stores = {}, {}
         for store in stores:
             vec = f"cinn_vec<{self.type_name(store.tensor.dtype)}, {lanes}>"
-            offset = self.expr(parts.vector_stores[id(store)])
+            offset = self.index(parts.vector_stores[id(store)])
             pointer = f"{self.names.lookup(buffer_name(store.tensor))} + {offset}"
             self.line(f"*reinterpret_cast<{vec}*>({pointer}) = {locals_[id(store)]};")
 
@@ -495,7 +497,7 @@ class CudaRenderer(CRenderer):
         for (buffer, _), (base, loads) in runs.items():
             vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
             name = self.names.fresh(f"{buffer}_vec")
-            pointer = f"{self.names.lookup(buffer)} + {self.expr(base)}"
+            pointer = f"{self.names.lookup(buffer)} + {self.index(base)}"
             self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
             slots.update({id(load): name for load in loads})
         self.line("#pragma unroll")

@@ -13,11 +13,13 @@ the launch (the process died before writing back) or part of its writes (a deadl
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ TIMEOUT_S = 300
 REPORT_LINES = 12
 """How many lines of a sanitizer report a KernelError carries."""
 
+_BUSY_RETRIES = 8
 _ALIGNMENT = 64
 _LOCATION_BYTES = 64
 """The data file starts with the scheduler's record of the running thread (7 uint32)."""
@@ -78,14 +81,7 @@ def run_checked(
         manifest = Path(folder) / "manifest.txt"
         manifest.write_text("\n".join(lines) + "\n")
         try:
-            result = subprocess.run(
-                [str(executable), str(manifest), str(data_path)],
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=TIMEOUT_S,
-                env={**os.environ, **_SANITIZER_ENV},
-            )
+            result = _run([str(executable), str(manifest), str(data_path)])
         except subprocess.TimeoutExpired as error:
             where = _location(name, data_path.read_bytes())
             raise KernelError(
@@ -101,6 +97,27 @@ def run_checked(
     if result.returncode != 0:
         where = _location(name, written)
         raise KernelError(failure_message(where, result.returncode, result.stderr))
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess:
+    """Run the executable; again, briefly, while exec says it is busy: the executable is a
+    fresh private copy, and a process another thread forked while the copy was open for
+    writing holds it open until that process execs."""
+    for attempt in range(_BUSY_RETRIES):
+        try:
+            return subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=TIMEOUT_S,
+                env={**os.environ, **_SANITIZER_ENV},
+            )
+        except OSError as error:
+            if error.errno != errno.ETXTBSY or attempt == _BUSY_RETRIES - 1:
+                raise
+            time.sleep(0.01 * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 def _location(name: str, data: bytes) -> str:

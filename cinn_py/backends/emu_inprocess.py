@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from pathlib import Path
+from collections.abc import Callable
 
 from cinn_py.backends.emu_source import LAUNCHER_PREFIX, RELEASE_FUNCTION
 from cinn_py.backends.kernel_args import PackedArgs
@@ -41,13 +41,17 @@ def argument_sizes(packed: PackedArgs) -> list[int]:
 
 
 class InProcessLibrary:
-    """A module's shared library and its launchers."""
+    """A module's shared library (loaded once per process by `emu_build.ModuleImage`) and
+    its launchers."""
 
-    def __init__(self, path: Path, kernels: tuple[str, ...]) -> None:
-        self._library = ctypes.CDLL(str(path))
+    def __init__(
+        self, library: ctypes.CDLL, kernels: tuple[str, ...], symbol: Callable[[str], str]
+    ) -> None:
+        """`symbol(kernel)`: the kernel's name in the library (renamed in a batch)."""
+        self._library = library
         self._launchers = {}
         for name in kernels:
-            launcher = getattr(self._library, LAUNCHER_PREFIX + name)
+            launcher = getattr(self._library, LAUNCHER_PREFIX + symbol(name))
             launcher.argtypes = [ctypes.POINTER(LaunchConfig), ctypes.c_void_p]
             launcher.restype = ctypes.c_int
             self._launchers[name] = launcher
@@ -55,7 +59,7 @@ class InProcessLibrary:
         self._release.restype = None
 
     def __del__(self) -> None:
-        # Another EmuModule of the same library (dlopen shares it) re-maps stacks on launch.
+        # Another EmuModule of the same library re-maps its stacks on its next launch.
         release = getattr(self, "_release", None)
         if release is not None:
             with _LAUNCH_LOCK:

@@ -6,8 +6,10 @@ read what NVRTC made. Kernels are `extern "C"` so that their names are the symbo
 
 Every result is cached under `cinn_py.backends.cache` by a key built in `compile_key`
 from the source, the full option list (include path too), the file name, the target
-arch, the NVRTC version and the CUDA headers' version. `stats` counts compiles and cache
-hits and their time, because compile time is part of a model's start-up time.
+arch, the NVRTC version and the CUDA headers' version; entries are sealed and verified
+on every read (`cache.read`; hashing a CUBIN takes microseconds), so a damaged one is
+rebuilt, never loaded. `stats` counts compiles and cache hits and their time, because
+compile time is part of a model's start-up time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import re
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -200,8 +203,8 @@ def _compile(source: str, arch: str | int, options: Sequence[str], name: str, ou
     full_options = build_options(target, options)
     key = compile_key(source, target, full_options, name, output)
     suffix = _OUTPUTS[output]
-    data = cache.read(output, key, suffix)
-    if data is not None and (output != "cubin" or data.startswith(b"\x7fELF")):
+    data = cache.read(output, key, suffix)  # verified: a damaged entry is rejected, rebuilt
+    if data is not None:
         seconds = time.perf_counter() - start
         stats.record(CompileEvent(name, target, output, key, True, seconds, len(data)))
         return data
@@ -261,7 +264,15 @@ def _failure_message(name: str, target: str, log: str, error: str) -> str:
 def _dump_log(name: str, log: str) -> None:
     """Under `CINN_PY_DUMP_DIR`, keep NVRTC's log of every fresh compile beside the dumps."""
     folder = os.environ.get("CINN_PY_DUMP_DIR")
-    if folder:
-        path = Path(folder)
-        path.mkdir(parents=True, exist_ok=True)
-        (path / f"{Path(name).stem}.nvrtc.log").write_text(log + "\n")
+    if not folder:
+        return
+    path = Path(folder) / f"{Path(name).stem[:64]}.nvrtc.log"
+    try:  # a dump never fails a compile
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(log + "\n")
+    except OSError as error:
+        warnings.warn(
+            f"CINN_PY_DUMP_DIR: cannot write {str(path)[:200]}: {error.strerror or error}",
+            RuntimeWarning,
+            stacklevel=2,
+        )

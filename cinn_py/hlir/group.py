@@ -7,11 +7,14 @@ Grouping (`cinn_py.hlir.grouping`) makes them; op lowering turns a FUSED group i
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from cinn_py.errors import CompileError
 from cinn_py.hlir.op_pattern import ReducePattern
 from cinn_py.pir.operation import Operation
+from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 
 
@@ -58,3 +61,39 @@ def describe_groups(groups: list[Group], printed: Callable[[Value], str]) -> str
         outs = ", ".join(printed(v) for v in group.outputs)
         lines.append(f"{group.name} {group.kind.value} [{ops}] ({ins}) -> ({outs})")
     return "\n".join(lines)
+
+
+def check_group_ops(name: str, ops: Sequence[Any], order: Mapping[int, int]) -> None:
+    """A CompileError naming group `name` unless `ops` is a non-empty list of ops whose
+    ids `order` (the program block's op positions) holds."""
+    if not ops:
+        raise CompileError(f"group '{name}' has no ops")
+    for op in ops:
+        if not isinstance(op, Operation):
+            raise CompileError(f"group '{name}' holds {type(op).__name__} {op!r}, not an op")
+        if id(op) not in order:
+            raise CompileError(
+                f"group '{name}' holds {op.name} ({op.where()}), which is not an op of the "
+                "program's block"
+            )
+
+
+def check_groups(groups: Any, program: Program) -> None:
+    """Hand-made groups (`PIRCompiler.build(groups)`): a CompileError naming the group
+    unless `groups` is a list of Groups, each of ops of `program`'s block, none empty
+    and no op in two of them."""
+    if isinstance(groups, Group) or not isinstance(groups, Sequence):
+        raise CompileError(f"groups must be a list of Group, got {type(groups).__name__}")
+    order = {id(op): i for i, op in enumerate(program.block)}
+    owner: dict[int, str] = {}
+    for group in groups:
+        if not isinstance(group, Group):
+            raise CompileError(f"groups must be a list of Group, got {type(group).__name__}")
+        check_group_ops(str(group.name), group.ops, order)
+        for op in group.ops:
+            if id(op) in owner:
+                raise CompileError(
+                    f"{op.name} ({op.where()}) is in two groups: '{owner[id(op)]}' and "
+                    f"'{group.name}'"
+                )
+            owner[id(op)] = str(group.name)

@@ -42,13 +42,17 @@ is copied into each other group rather than passed between kernels
 
 Groups are returned in dependency order, each with its `reduce_pattern`. This module is
 the one place that decides; docs/FUSION.md has the worked softmax example.
+`explain_grouping` also returns why each pair of groups that share an edge (a value one
+computes and the other reads, or a value both read) stayed apart: the rule that refused
+their merge, as data (`FusionExplanation`), for `cinn-py groups --explain`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from cinn_py.hlir.group import Group, GroupKind
+from cinn_py.hlir.group import Group, GroupKind, check_group_ops
 from cinn_py.hlir.op_pattern import (
     ARG_REDUCTIONS,
     RESHAPES,
@@ -100,6 +104,41 @@ LONG_ROW_BYTES = 128 * 1024
 thread, 1024 threads): each pass over it reads it from memory again anyway."""
 
 
+@dataclass(frozen=True)
+class FusionExplanation:
+    """Why two groups were not merged. `kind` is "vertical" (`first` computes `value`,
+    `second` reads it: `ops` is the producer and the consumer) or "horizontal" (both read
+    `value`: `ops` is one reader in each); `reason` is the rule that refused the merge."""
+
+    kind: str
+    first: str
+    second: str
+    value: Value
+    ops: tuple[Operation, Operation]
+    reason: str
+
+
+@dataclass
+class Grouping:
+    """The groups of a program (as `group_program` gives them) and why the groups that
+    share an edge stayed apart."""
+
+    groups: list[Group]
+    explanations: list[FusionExplanation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """A refused merge as the grouper saw it: the op pair tried (held, so that no other
+    op takes their ids), why, the op a cycle would pass (named by its group once the
+    groups are named) and, for siblings, the value both read."""
+
+    ops: tuple[Operation, Operation]
+    reason: str
+    through: Operation | None = None
+    value: Value | None = None
+
+
 def is_reduction(op: Operation) -> bool:
     """Whether `op` is a reduction of op lowering (`reduction.REDUCTIONS`) or argmax /
     argmin."""
@@ -111,19 +150,31 @@ def is_reduction(op: Operation) -> bool:
 def group_program(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
     """The program's groups in an order where every group follows the groups it reads
     from. `is_fusible` defaults to `op_lowering.can_lower`."""
+    return explain_grouping(program, is_fusible).groups
+
+
+def explain_grouping(program: Program, is_fusible: Fusible | None = None) -> Grouping:
+    """`group_program`'s groups, with a `FusionExplanation` for each pair of groups that
+    a value links (one computes it and the other reads it, or both read it): the rule
+    that refused their merge, in group order."""
     if is_fusible is None:
         from cinn_py.hlir.op_lowering import can_lower
 
         is_fusible = can_lower
-    return _Grouper(program, is_fusible).run()
+    grouper = _Grouper(program, is_fusible)
+    groups = grouper.run()
+    return Grouping(groups, grouper.explain(groups))
 
 
 def make_group(
     name: str, ops: list[Operation], program: Program, kind: GroupKind = GroupKind.FUSED
 ) -> Group:
     """A group of the given ops of `program` (as the seed's tests build them by hand),
-    with its inputs, outputs and (for a FUSED group) reduce_pattern worked out."""
+    with its inputs, outputs and (for a FUSED group) reduce_pattern worked out. A
+    CompileError if `ops` is empty or holds an op that is not in `program`'s block."""
     order = {id(op): i for i, op in enumerate(program.block)}
+    ops = list(ops)
+    check_group_ops(str(name), ops, order)
     ops = sorted(ops, key=lambda op: order[id(op)])
     group = Group(name, kind, ops)
     group.inputs, group.outputs = _boundary(ops, {id(v) for v in program.outputs()}, kind)
@@ -249,27 +300,41 @@ class _Grouper:
         self.program = program
         self.ops = [op for op in program.block if op.name not in GLUE_OPS]
         self.order = {id(op): i for i, op in enumerate(program.block)}
-        self.fusible = {id(op) for op in self.ops if self._fusible(op, is_fusible)}
+        self.not_fusible: dict[int, str] = {}
+        """Why each op that fuses with nothing does not (a library op, ...), by op id."""
+        for op in self.ops:
+            why = self._fusible_refusal(op, is_fusible)
+            if why is not None:
+                self.not_fusible[id(op)] = why
+        self.fusible = {id(op) for op in self.ops if id(op) not in self.not_fusible}
+        self.refusals: dict[tuple[bool, int, int], _Refusal] = {}
+        """The latest refused merge of each op pair tried, by (horizontal, id, id):
+        producer and consumer, or two readers of one value."""
         self.leader: dict[int, int] = {id(op): id(op) for op in self.ops}
         self.group_ops: dict[int, list[Operation]] = {id(op): [op] for op in self.ops}
         """Members of each group, by the leader's id, in program order."""
         self.by_id = {id(op): op for op in self.ops}
 
-    def _fusible(self, op: Operation, is_fusible: Fusible) -> bool:
+    def _fusible_refusal(self, op: Operation, is_fusible: Fusible) -> str | None:
+        """Why `op` fuses with nothing, or None when it may fuse."""
         if op.name == "builtin.combine":
             users = op.result(0).users()
-            return bool(users) and all(is_fusible(u) for u in users)
+            if users and all(is_fusible(u) for u in users):
+                return None
+            return f"{op.name} packs a Tensor[] for an op that does not fuse"
         if op.name in ("builtin.split", "builtin.slice"):
             producer = op.operand_values()[0].defining_op
-            return producer is not None and is_fusible(producer)
+            if producer is not None and is_fusible(producer):
+                return None
+            return f"{op.name} unpacks a Tensor[] of an op that does not fuse"
         if not is_fusible(op):
-            return False
+            return f"{op.name} is a library op (no generated kernel: its reference kernel runs it)"
         # A Tensor[] result must be unpacked inside the group (split -> builtin.split).
         for result in op.results:
             if not isinstance(result.type, DenseTensorType):
                 if not all(u.name in ("builtin.split", "builtin.slice") for u in result.users()):
-                    return False
-        return True
+                    return f"{op.name}'s Tensor[] result is read other than by a split"
+        return None
 
     # ---- union-find over ops -----------------------------------------------------------
 
@@ -306,7 +371,8 @@ class _Grouper:
                     producer = value.defining_op if value is not None else None
                     if producer is None or id(producer) not in self.fusible:
                         continue
-                    if self._try_merge(self.find(id(producer)), self.find(id(op))):
+                    edge = (producer, op)
+                    if self._try_merge(self.find(id(producer)), self.find(id(op)), edge):
                         changed = merged_any = True
         return merged_any
 
@@ -319,21 +385,34 @@ class _Grouper:
             for i, first in enumerate(users):
                 for second in users[i + 1 :]:
                     a, b = self.find(id(first)), self.find(id(second))
-                    if a == b or not self._siblings_match(a, b):
+                    if a == b:
                         continue
-                    if self._try_merge(a, b):
+                    pair = (first, second)
+                    why = self._sibling_refusal(a, b)
+                    if why is not None:
+                        self._refuse(pair, why, value=value)
+                    elif self._try_merge(a, b, pair, value):
                         merged_any = True
         return merged_any
 
-    def _siblings_match(self, a: int, b: int) -> bool:
+    def _sibling_refusal(self, a: int, b: int) -> str | None:
+        """Why sibling groups a and b do not fuse side by side, or None when they may."""
         reduces_a, reduces_b = self._has_reduction(a), self._has_reduction(b)
         if reduces_a != reduces_b:
-            return False
+            return "horizontal fusion needs both siblings or neither to reduce"
         if reduces_a:
             pa = group_reduce_pattern(self.group_ops[a])
-            return pa is not None and pa == group_reduce_pattern(self.group_ops[b])
-        counts = {_numel(v) for root in (a, b) for v in self._outputs(root)}
-        return len(counts) == 1 and None not in counts
+            pb = group_reduce_pattern(self.group_ops[b])
+            if pa is None or pa != pb:
+                return f"sibling reductions of different patterns ({pa} vs {pb})"
+            return None
+        counts = [{_numel(v) for v in self._outputs(root)} for root in (a, b)]
+        if None in counts[0] | counts[1]:
+            return "a sibling has an output of unknown element count"
+        if len(counts[0] | counts[1]) != 1:
+            shown = " vs ".join(", ".join(map(str, sorted(c))) for c in counts)
+            return f"siblings whose outputs have different element counts ({shown})"
+        return None
 
     def _outputs(self, root: int) -> list[Value]:
         inside = self.members(root)
@@ -346,44 +425,120 @@ class _Grouper:
             and (id(r) in pinned or any(id(u) not in inside for u in r.users()))
         ]
 
-    def _try_merge(self, a: int, b: int) -> bool:
-        """Merge groups a and b if that keeps the invariants; whether it did."""
+    def _try_merge(
+        self, a: int, b: int, ops: tuple[Operation, Operation], value: Value | None = None
+    ) -> bool:
+        """Merge groups a and b if that keeps the invariants; whether it did. A refusal
+        is recorded for `ops`, the producer and consumer (or, with the `value` both read,
+        the siblings) whose merge was tried."""
         if a == b:
             return False
         merged = sorted(self.group_ops[a] + self.group_ops[b], key=lambda op: self.order[id(op)])
-        if check_row_invariant(merged) is not None:
+        why = check_row_invariant(merged)
+        if why is not None:
+            self._refuse(ops, f"row invariant: {why}", value=value)
             return False
-        if self._merge_makes_cycle(a, b):
+        through = self._cycle_through(a, b)
+        if through is not None:
+            self._refuse(ops, "would create a cycle", through, value)
             return False
         self.leader[b] = a
         self.group_ops[a] = merged
         del self.group_ops[b]
         return True
 
-    def _merge_makes_cycle(self, a: int, b: int) -> bool:
-        """Whether some path leaves group a or b, passes an op of neither, and enters the
-        other: contracting both into one node would then close a cycle. Program order is
-        topological, so the search stops at ops placed after the last member."""
+    def _refuse(
+        self,
+        ops: tuple[Operation, Operation],
+        why: str,
+        through: Operation | None = None,
+        value: Value | None = None,
+    ) -> None:
+        key = (value is not None, id(ops[0]), id(ops[1]))
+        self.refusals[key] = _Refusal(ops, why, through, value)
+
+    def _cycle_through(self, a: int, b: int) -> Operation | None:
+        """An op of neither group that some path leaves group a or b through and enters
+        the other after (contracting both into one node would then close a cycle), or
+        None when there is no such path. Program order is topological, so the search
+        stops at ops placed after the last member."""
         inside = self.members(a) | self.members(b)
         last = max(self.order[key] for key in inside)
-        frontier = [user for key in inside for user in self._users(key) if id(user) not in inside]
+        frontier = [
+            (user, user) for key in inside for user in self._users(key) if id(user) not in inside
+        ]
         seen: set[int] = set()
         while frontier:
-            op = frontier.pop()
+            op, exit_op = frontier.pop()
             if id(op) in seen or self.order[id(op)] > last:
                 continue
             seen.add(id(op))
             for user in self._users(id(op)):
                 if id(user) in inside:
-                    return True
-                frontier.append(user)
-        return False
+                    return exit_op
+                frontier.append((user, exit_op))
+        return None
 
     def _users(self, key: int) -> list[Operation]:
         op = self.by_id.get(key)
         if op is None:
             return []
         return [u for r in op.results for u in r.users() if id(u) in self.by_id]
+
+    # ---- explaining the groups ---------------------------------------------------------
+
+    def explain(self, groups: list[Group]) -> list[FusionExplanation]:
+        """Why each pair of `groups` (this grouper's result) linked by a value stayed
+        apart: every producer -> consumer edge between two groups, then sibling pairs of
+        readers of one value; one explanation per group pair and reason."""
+        owner = {id(op): group.name for group in groups for op in group.ops}
+        index = {group.name: i for i, group in enumerate(groups)}
+        found: list[FusionExplanation] = []
+        seen: set[tuple[str, str, str]] = set()
+
+        def add(kind: str, ops: tuple[Operation, Operation], value: Value, why: str) -> None:
+            if kind == "horizontal" and index[owner[id(ops[0])]] > index[owner[id(ops[1])]]:
+                ops = (ops[1], ops[0])
+            first, second = owner[id(ops[0])], owner[id(ops[1])]
+            key = (first, second, why)
+            if key not in seen:
+                seen.add(key)
+                found.append(FusionExplanation(kind, first, second, value, ops, why))
+
+        for group in groups:
+            for op in group.ops:
+                for value in op.operand_values():
+                    producer = value.defining_op if value is not None else None
+                    if producer is None or owner.get(id(producer), group.name) == group.name:
+                        continue
+                    add("vertical", (producer, op), value, self._edge_reason(producer, op, owner))
+        for refusal in self.refusals.values():
+            value = refusal.value
+            if value is None or not all(id(op) in owner for op in refusal.ops):
+                continue
+            # both still read it (a reader may read a recomputed copy now), apart
+            reads = all(any(v is value for v in op.operand_values()) for op in refusal.ops)
+            if reads and owner[id(refusal.ops[0])] != owner[id(refusal.ops[1])]:
+                add("horizontal", refusal.ops, value, self._refusal_text(refusal, owner))
+        return found
+
+    def _edge_reason(self, producer: Operation, consumer: Operation, owner: dict[int, str]) -> str:
+        for op in (producer, consumer):
+            if id(op) in self.not_fusible:
+                return self.not_fusible[id(op)]
+        refusal = self.refusals.get((False, id(producer), id(consumer)))
+        if refusal is None:
+            return "no merge was tried along this edge"
+        return self._refusal_text(refusal, owner)
+
+    @staticmethod
+    def _refusal_text(refusal: _Refusal, owner: dict[int, str]) -> str:
+        op = refusal.through
+        if op is None:
+            return refusal.reason
+        where = owner.get(id(op))
+        named = f"{where} ({op.name})" if where is not None else f"{op.name} ({op.where()})"
+        return f"{refusal.reason} through {named}"
 
     # ---- building the groups -----------------------------------------------------------
 

@@ -11,7 +11,8 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
                 later stage): fold_mutable_attributes and dead_code_elimination, then
                 `specialize_shapes` (-1 dims from `feed_shapes`, every type re-inferred,
                 which also repairs Paddle's wrong matmul types)
-    grouping    `hlir.grouping.group_program`, unless `build(groups)` is given groups
+    grouping    `hlir.grouping.explain_grouping` (the groups and why they stayed apart),
+                unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
     scheduling  `group_schedule.auto_schedule` (bound guards included)
     codegen     `codegen_cuda.generate_cuda`: every fused group's kernel (`fn_<group>`)
@@ -37,9 +38,9 @@ from cinn_py.backends import cuda_emu, cuda_module, nvrtc
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
-from cinn_py.hlir.group import Group, GroupKind
-from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, group_program
-from cinn_py.hlir.naming import NameTable
+from cinn_py.hlir.group import Group, GroupKind, check_groups
+from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, FusionExplanation, explain_grouping
+from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
@@ -60,6 +61,9 @@ from cinn_py.runtime.library import LibraryInstruction
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 from cinn_py.runtime.scope import Scope, check_target
 from cinn_py.runtime.storage import StoragePlan, plan_storage
+
+AFTER_SPECIALIZE = ("fold_empty_tensors", "dead_code_elimination")
+"""The passes run again once `specialize_shapes` has made the -1 dims concrete."""
 
 STAGES = ("passes", "grouping", "lowering", "scheduling", "codegen", "compile")
 UNTIL = ("grouping", "lowered", "scheduled", "codegen")
@@ -85,6 +89,8 @@ class Stages:
     fused: list[FusedKernel] = field(default_factory=list)
     source: CudaSource | None = None
     """Every fused group's kernel in one translation unit (None without fused groups)."""
+    explanations: list[FusionExplanation] = field(default_factory=list)
+    """Why groups linked by a value were not merged (empty for groups given by hand)."""
 
 
 class PIRCompiler:
@@ -118,23 +124,29 @@ class PIRCompiler:
         if until not in UNTIL:
             raise ValueError(f"until must be one of {UNTIL}, got {until!r}")
         self._dump = DumpDir.start(program_label(self.program.source))
+        explanations: list[FusionExplanation] = []
         if groups is None:
             with self._timed("passes"):
                 program = numbered_clone(self.program)
                 folder = self._dump.folder
                 manager = PassManager(dump_dir=None if folder is None else str(folder))
                 program = specialize_shapes(manager.run(program), self.feed_shapes)
+                if self.feed_shapes:  # a -1 dim fed a 0 makes tensors empty only now
+                    PassManager.from_names(AFTER_SPECIALIZE).run(program)
                 verify_program(program)
                 self._dump.write(
                     f"{len(manager.passes) + 1:02d}_specialize_shapes.pir", str(program)
                 )
             with self._timed("grouping"):
-                groups = group_program(program)
+                grouping = explain_grouping(program)
+                groups, explanations = grouping.groups, grouping.explanations
         else:
             program = self.program
+            check_groups(groups, program)
+        groups = unique_group_names(groups)  # kernel and dump file names come from them
         names = NameTable(program)
         self._dump.write("groups.txt", "\n".join(describe_group(g, program) for g in groups))
-        result = Stages(program, list(groups), names)
+        result = Stages(program, list(groups), names, explanations=explanations)
         result.fused = [FusedKernel(g) for g in groups if g.kind is GroupKind.FUSED]
         if until == "grouping":
             return result
@@ -411,15 +423,6 @@ def describe_group(group: Group, program: Program) -> str:
     lines = [f"{group.name} ({group.kind.value}): inputs {inputs}; outputs {outputs}"]
     lines.extend("    " + print_op(op, names, program.text_style) for op in group.ops)
     return "\n".join(lines) + "\n"
-
-
-def group_heading(group: Group, program: Program) -> str:
-    """`// group_0 (fused): pd_op.relu, pd_op.multiply` and its inputs and outputs."""
-    names = ValueNames(program)
-    ops = ", ".join(op.name for op in group.ops)
-    inputs = ", ".join(names(v) for v in group.inputs) or "-"
-    outputs = ", ".join(names(v) for v in group.outputs) or "-"
-    return f"// {group.name} ({group.kind.value}): {ops}\n// inputs {inputs}; outputs {outputs}\n"
 
 
 def format_timings(timings: dict[str, float]) -> str:

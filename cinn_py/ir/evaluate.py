@@ -1,28 +1,50 @@
 """Evaluating a scalar expression on concrete values: the oracle for simplifier tests.
 
 Integers use C semantics (division truncates toward zero, the remainder takes the
-dividend's sign) on unbounded Python ints; floats are Python floats. An `ArgReduce`
-searches its axes' constant ranges (NaN never wins, ties keep the first position).
+dividend's sign) on unbounded Python ints, with the IR's defined cases C leaves
+undefined: a zero divisor gives 0 for `/` and `%` (NumPy's answer, and what generated
+code emits); a float converted to an integer truncates, saturates to the type's range
+and takes NaN to 0 (`dtypes.float_to_int`). Floats are Python floats with IEEE
+division (x / 0.0 is inf or NaN). An `ArgReduce` searches its axes' constant ranges
+(NaN never wins, ties keep the first position).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping
 
+import numpy as np
+
 from cinn_py.ir import expr as e
+from cinn_py.pir.dtypes import float_to_int
 
 
 def c_div(a: int, b: int) -> int:
-    """C's `a / b` on integers: the quotient truncated toward zero."""
+    """C's `a / b` on integers: the quotient truncated toward zero; 0 when `b` is 0."""
+    if b == 0:
+        return 0
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 
 def c_mod(a: int, b: int) -> int:
-    """C's `a % b`: `a - (a / b) * b`, with the sign of `a`."""
-    return a - c_div(a, b) * b
+    """C's `a % b`: `a - (a / b) * b`, with the sign of `a`; 0 when `b` is 0."""
+    return a - c_div(a, b) * b if b != 0 else 0
+
+
+def int_pow(base: int, exponent: int, bits: int) -> int:
+    """The IR's integer `pow`: `base ** exponent` modulo 2**bits (the caller wraps it to
+    its type) for exponent >= 0; for a negative exponent 1 / base**-exponent truncated:
+    1 for base 1, +-1 for base -1 (by the exponent's parity), else 0 (also for base 0:
+    integer division by zero gives 0)."""
+    if exponent >= 0:
+        return pow(base, exponent, 1 << bits)
+    if base == 1:
+        return 1
+    if base == -1:
+        return 1 if exponent % 2 == 0 else -1
+    return 0
 
 
 def evaluate(node: e.Expr, env: Mapping[str, int | float | bool]) -> int | float | bool:
@@ -36,7 +58,9 @@ def evaluate(node: e.Expr, env: Mapping[str, int | float | bool]) -> int | float
         if node.dtype.value == "bool":
             return bool(v)
         if node.dtype.is_integer:
-            return math.trunc(v)
+            if node.value.dtype.is_float:
+                return int(float_to_int(v, node.dtype))
+            return int(v)
         return float(v)
     if isinstance(node, e.Not):
         return not evaluate(node.value, env)
@@ -60,7 +84,10 @@ def _binary(node: e.BinaryOp, a: int | float | bool, b: int | float | bool) -> i
     if isinstance(node, e.Mul):
         return a * b
     if isinstance(node, e.Div):
-        return c_div(a, b) if integer else a / b
+        if integer:
+            return c_div(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.float64(a) / np.float64(b))
     if isinstance(node, e.Mod):
         return c_mod(a, b)
     if isinstance(node, e.Min):

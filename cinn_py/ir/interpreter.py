@@ -1,14 +1,16 @@
 """Running a LoweredFunc in Python, element by element: the oracle for stages that have
 no code generator behind them yet (lowering, scheduling, bound guards).
 
-Semantics are C's, per dtype: integers wrap to their width and divide truncating
-toward zero (`%` takes the dividend's sign); float32, float64 and float16 arithmetic is
-done on NumPy scalars of that type (one rounding per operation); bfloat16 values are
-float32 scalars holding bfloat16-exact numbers, rounded to nearest even after every
-operation, and cross the function boundary as uint16 bit patterns. Conversions are C
-casts: float to integer truncates (NaN and out-of-range values give the type's minimum,
-as x86 does and the reference executor gets from NumPy), anything to bool is `!= 0`.
-`select`, `&&` and `||` evaluate only what C would.
+Semantics are the IR's, which generated code implements on every target: integers
+wrap to their width and divide truncating toward zero (`%` takes the dividend's
+sign), a zero divisor gives 0 and INT_MIN / -1 wraps; integer `pow` is the exact,
+wrapping power (a negative exponent: 1 / x**-y truncated, 0 for x = 0); float32,
+float64 and float16 arithmetic is done on NumPy scalars of that type (one rounding per
+operation); bfloat16 values are float32 scalars holding bfloat16-exact numbers,
+rounded to nearest even after every operation, and cross the function boundary as
+uint16 bit patterns. Float to integer truncates, saturates to the type's range and
+takes NaN to 0 (`dtypes.float_to_int`, as the reference executor); anything to bool
+is `!= 0`. `select`, `&&` and `||` evaluate only what C would.
 
 Every loop runs as a plain loop over its extent, whatever its kind (serial, parallel,
 vectorized, unrolled) or GPU binding, so a `__syncthreads()` barrier has nothing to
@@ -33,8 +35,8 @@ import numpy as np
 from cinn_py.errors import FeedError
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
-from cinn_py.ir.evaluate import c_div, c_mod
-from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.ir.evaluate import c_div, c_mod, int_pow
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 
 Env = dict[str, Any]
 Eval = Callable[[Env], Any]
@@ -100,27 +102,14 @@ def _float_maker(dtype: DataType) -> Callable[[Any], Any]:
     return dtype.numpy.type
 
 
-def _int_limits(dtype: DataType) -> tuple[int, int]:
-    info = np.iinfo(dtype.numpy)
-    return int(info.min), int(info.max)
-
-
 def _converter(src: DataType, dst: DataType) -> Callable[[Any], Any]:
-    """C's cast from `src` to `dst` on interpreter values."""
+    """The IR's conversion from `src` to `dst` on interpreter values."""
     if dst is DataType.BOOL:
         return lambda v: bool(v != 0)
     if dst.is_integer:
-        wrap = _wrapper(dst)
         if src.is_float:
-            low, high = _int_limits(dst)
-
-            def float_to_int(v: Any) -> int:
-                f = float(v)
-                if not math.isfinite(f) or not low - 1 < f < high + 1:
-                    return low
-                return wrap(math.trunc(f))
-
-            return float_to_int
+            return lambda v: int(float_to_int(float(v), dst))
+        wrap = _wrapper(dst)
         return lambda v: wrap(int(v))
     if dst.is_float:
         make = _float_maker(dst)
@@ -226,6 +215,9 @@ def _intrinsic(node: e.Call, args: list[Eval]) -> Eval:
     if name == "abs" and dtype.is_integer and len(args) == 1:
         wrap, (x,) = _wrapper(dtype), args
         return lambda env: wrap(abs(x(env)))
+    if name == "pow" and dtype.is_integer and len(args) == 2:
+        wrap, (a, b) = _wrapper(dtype), args
+        return lambda env: wrap(int_pow(a(env), b(env), 8 * dtype.itemsize))
     make = _float_maker(dtype) if dtype.is_float else None
     if make is not None and name in _UNARY_FLOAT and len(args) == 1:
         fn, (x,) = _UNARY_FLOAT[name], args
@@ -581,22 +573,15 @@ def _buffer_name(tensor: e.Buffer | e.Tensor) -> str:
 
 
 def _int_arithmetic(node: e.BinaryOp, a: Eval, b: Eval, dtype: DataType) -> Eval:
+    """Wrapping arithmetic; `/` and `%` by zero give 0 (c_div, c_mod)."""
     wrap = _wrapper(dtype)
-
-    def checked(divide: Callable[[int, int], int]) -> Eval:
-        def op(env: Env) -> int:
-            x, y = a(env), b(env)
-            if y == 0:
-                raise ZeroDivisionError(f"interpreter: integer {type(node).__name__} by zero")
-            return wrap(divide(x, y))
-
-        return op
-
-    if isinstance(node, e.Div):
-        return checked(c_div)
-    if isinstance(node, e.Mod):
-        return checked(c_mod)
-    op = {e.Add: lambda x, y: x + y, e.Sub: lambda x, y: x - y, e.Mul: lambda x, y: x * y}
+    op = {
+        e.Add: lambda x, y: x + y,
+        e.Sub: lambda x, y: x - y,
+        e.Mul: lambda x, y: x * y,
+        e.Div: c_div,
+        e.Mod: c_mod,
+    }
     fn = op[type(node)]
     return lambda env: wrap(fn(a(env), b(env)))
 

@@ -3,9 +3,11 @@
 `simplify` rewrites bottom up:
 
 * constant folding: integers wrap to their dtype's width; division and remainder
-  follow C (truncate toward zero, remainder with the dividend's sign); floats are
+  follow C (truncate toward zero, remainder with the dividend's sign), with the IR's
+  defined cases (a zero divisor gives 0, INT_MIN / -1 wraps); a float converted to an
+  integer truncates, saturates and takes NaN to 0 (`dtypes.float_to_int`); floats are
   computed in their own precision (float32 / float16 through NumPy, bfloat16 rounded
-  from float32); division by a zero constant is left alone;
+  from float32); float division by a zero constant is left alone;
 * identities: `x*1`, `x/1`, `x-0` for every type; `x+0`, `x*0`, `x-x`, `x%1` for
   integers; `min(x, x)`, `max(x, x)`; `select` with a constant condition or equal
   branches; `!`, `and`, `or` of constants; an `if` with a constant condition;
@@ -20,12 +22,14 @@
 The bound-based division rules require the dividend to be provably non-negative,
 where C's truncation and floor division agree (CINN's index arithmetic is on
 non-negative values); otherwise only exact rules (`(c*x) / c -> x`) apply. Integer
-overflow inside index expressions is assumed not to happen.
+overflow inside index expressions is assumed not to happen. Value arithmetic (on
+what a Load, Call, Reduce or float conversion gives) wraps, as the reference's does:
+the affine canonical form is still exact modulo 2**bits, but rules that need the
+mathematical value (`(c*x) / c -> x`, `x + 1 > x`) apply to it only where it cannot
+wrap (`_exact`).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -34,7 +38,7 @@ from cinn_py.ir import stmt as s
 from cinn_py.ir.evaluate import c_div, c_mod
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.visitor import Mutator, structural_equal, structural_key
-from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 
 Bounds = tuple[int, int]
 
@@ -65,8 +69,11 @@ def _int_const(x: e.Expr) -> int | None:
 
 
 def _wrap(value: int, dtype: DataType) -> int:
+    """`value` wrapped to `dtype`'s width (two's complement; uint8 unsigned)."""
     bits = 8 * dtype.itemsize
     value &= (1 << bits) - 1
+    if dtype is DataType.UINT8:
+        return value
     return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
 
@@ -93,7 +100,7 @@ def _fold(node: e.BinaryOp) -> e.Expr | None:
         return e.UIntImm(result)
     if isinstance(node, e.LogicalOp):
         return e.UIntImm(a and b if isinstance(node, e.And) else a or b)
-    if isinstance(node, (e.Div, e.Mod)) and b == 0:
+    if isinstance(node, (e.Div, e.Mod)) and b == 0 and not dtype.is_integer:
         return None
     if dtype.is_integer:
         ops = {
@@ -138,7 +145,7 @@ def _rewrite(node: e.Expr) -> e.Expr:
         folded = _fold(node)
         if folded is not None:
             return folded
-    if node.a.dtype.is_integer:
+    if node.a.dtype.is_integer and node.a.dtype is not DataType.UINT8:
         return _rewrite_int(node)
     if node.a.dtype.is_float:
         return _rewrite_float(node)
@@ -154,9 +161,9 @@ def _rewrite_cast(node: e.Cast) -> e.Expr:
         if node.dtype is DataType.BOOL:
             return e.UIntImm(bool(v))
         if node.dtype.is_integer:
-            if isinstance(v, float) and not math.isfinite(v):
-                return node
-            return e.make_const(_wrap(math.trunc(v), node.dtype), node.dtype)
+            if value.dtype.is_float:
+                return e.make_const(int(float_to_int(v, node.dtype)), node.dtype)
+            return e.make_const(_wrap(int(v), node.dtype), node.dtype)
         if node.dtype.is_float:
             return e.FloatImm(_float(float(v), node.dtype), node.dtype)
     return node
@@ -249,12 +256,16 @@ def _order(item: tuple[e.Expr, int]) -> tuple:
 
 def _build(affine: tuple[Terms, int], dtype: DataType) -> e.Expr:
     terms, const = _merge_div_mod(*affine)
-    items = sorted(((t, c) for t, c in terms.values() if c != 0), key=_order)
+    # Coefficients wrap like the constant (exact modulo 2**bits, as the arithmetic is).
+    wrapped = ((t, _wrap(c, dtype)) for t, c in terms.values())
+    items = sorted(((t, c) for t, c in wrapped if c != 0), key=_order)
     const = _wrap(const, dtype)
     result: e.Expr | None = None
     for t, c in items:
         if result is None:
             result = t if c == 1 else e.Mul(t, e.IntImm(c, dtype))
+        elif c < 0 and _wrap(-c, dtype) == c:  # the type's minimum: no -c to subtract
+            result = e.Add(result, e.Mul(t, e.IntImm(c, dtype)))
         else:
             term = t if abs(c) == 1 else e.Mul(t, e.IntImm(abs(c), dtype))
             result = e.Add(result, term) if c > 0 else e.Sub(result, term)
@@ -316,15 +327,54 @@ def _split(x: e.Expr, c: int) -> tuple[e.Expr, e.Expr, Bounds | None] | None:
     return q, r, bounds(r)
 
 
+def reads_values(
+    x: e.Expr, value_vars: frozenset[str] = frozenset(), memo: dict[int, bool] | None = None
+) -> bool:
+    """Whether `x` computes on values (what a Load, Call, Reduce or float conversion
+    gives, or a Var named in `value_vars`), not only on loop and iter vars and
+    constants (index arithmetic, which is assumed not to overflow). `memo` (by node
+    `id`) keeps a walk over a shared DAG linear."""
+    if memo is not None and id(x) in memo:
+        return memo[id(x)]
+    if isinstance(x, (e.Load, e.Call, e.Reduce, e.ArgReduce)):
+        found = True
+    elif isinstance(x, e.Var):
+        found = x.name in value_vars
+    elif isinstance(x, e.Cast) and not (x.value.dtype.is_integer or x.value.dtype is DataType.BOOL):
+        found = True
+    else:
+        children = (
+            item
+            for f in x.field_values()
+            for item in (f if isinstance(f, tuple) else (f,))
+            if isinstance(item, e.Expr)
+        )
+        found = any(reads_values(child, value_vars, memo) for child in children)
+    if memo is not None:
+        memo[id(x)] = found
+    return found
+
+
+def _exact(x: e.Expr) -> bool:
+    """Whether `x`'s value is the mathematical value of its affine form: index
+    arithmetic (assumed not to overflow), or a form that is one value term as it is
+    (its own value, whatever wrapped inside it). Value arithmetic beyond that may wrap
+    (the form is then exact modulo 2**bits only)."""
+    terms, const = _affine(x)
+    if not any(reads_values(t) for t, _ in terms.values()):
+        return True
+    return const == 0 and [c for _, c in terms.values() if c != 0] == [1]
+
+
 def _div(node: e.Div, c: int) -> e.Expr:
     x, dtype = node.a, node.dtype
     if c == 1:
         return x
     inner = _int_const(x.b) if isinstance(x, e.Div) else None
-    if inner is not None and inner > 0:
+    if inner is not None and inner > 0 and inner * c < 1 << (8 * dtype.itemsize - 1):
         return _div(e.Div(x.a, e.IntImm(inner * c, dtype)), inner * c)
     terms, const = _affine(x)
-    if all(v % c == 0 for _, v in terms.values()) and const % c == 0:
+    if all(v % c == 0 for _, v in terms.values()) and const % c == 0 and _exact(x):
         return _build(({k: (t, v // c) for k, (t, v) in terms.items()}, const // c), dtype)
     split = _split(x, c)
     if split is not None:
@@ -347,7 +397,7 @@ def _mod(node: e.Mod, c: int) -> e.Expr:
     if inner is not None and inner > 0 and inner % c == 0:
         return _mod(e.Mod(x.a, node.b), c)
     terms, const = _affine(x)
-    if all(v % c == 0 for _, v in terms.values()) and const % c == 0:
+    if all(v % c == 0 for _, v in terms.values()) and const % c == 0 and _exact(x):
         return e.IntImm(0, dtype)
     xb = bounds(x)
     if xb is not None and 0 <= xb[0] and xb[1] < c:
@@ -364,6 +414,9 @@ def _mod(node: e.Mod, c: int) -> e.Expr:
 
 
 def _difference(a: e.Expr, b: e.Expr) -> Bounds | None:
+    """Bounds of `a - b` computed exactly, when neither side may wrap."""
+    if not (_exact(a) and _exact(b)):
+        return None
     ta, ca = _affine(a)
     tb, cb = _affine(b)
     return bounds(_build((_add_terms(ta, tb, -1), ca - cb), a.dtype))

@@ -185,3 +185,20 @@ def float32_to_bfloat16(values: np.ndarray) -> np.ndarray:
     if np.any(nan):
         out = np.where(nan, np.uint16(0x7FC0), out)
     return out
+
+
+def float_to_int(values: np.ndarray | float, dtype: DataType) -> np.ndarray:
+    """Floats converted to the integer `dtype` by the one rule every stage uses (the
+    reference executor, the IR interpreter, constant folding, generated code): truncate
+    toward zero, saturate to the type's range, NaN -> 0. That is PTX's `cvt.rzi` (the
+    GPU's own conversion) and Rust's `as`; C's `static_cast` leaves out-of-range values
+    and NaN undefined (x86 gives the type's minimum, or wraps narrow types)."""
+    target = dtype.numpy
+    info = np.iinfo(target)
+    floats = np.trunc(np.asarray(values, dtype=np.float64))  # every float holds exactly
+    # The limits are powers of two (the max + 1), exact in float64.
+    low, high = float(info.min), float(info.max) + 1.0
+    inside = (floats >= low) & (floats < high)  # false for NaN
+    out = np.where(inside, floats, 0.0).astype(target)
+    out = np.where(floats >= high, info.max, out)
+    return np.asarray(np.where(floats < low, info.min, out).astype(target))

@@ -72,6 +72,52 @@ class Source:
         return ParseError(message, file=self.file, line=line, col=col, source_line=source_line)
 
 
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_MAGICS = (
+    (b"PK\x03\x04", "a zip archive (an .npz?)"),
+    (b"\x93NUMPY", "a NumPy .npy array"),
+    (b"\x7fELF", "an ELF executable or library"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\x1f\x8b", "gzip-compressed data"),
+)
+_CONTROL_BYTES = frozenset(range(32)) - {ord("\t"), ord("\n"), ord("\r"), ord("\f"), ord("\v")}
+
+
+def binary_data_reason(data: bytes) -> str | None:
+    """Why `data` is no text at all, as an error message ends: `it looks like binary data
+    (a NUL byte at offset 12)`, `it is UTF-16 text (...)`; None for text, UTF-8 or not
+    (invalid UTF-8 or a stray control character in text is better pointed at by line and
+    column)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return f"it is {encoding} text (it starts with a byte-order mark); cinn_py reads UTF-8"
+    head = data[:64]
+    if len(head) >= 4 and (
+        head[0::2].count(0) == len(head[0::2]) or head[1::2].count(0) == len(head[1::2])
+    ):
+        return "it looks like UTF-16 text (every other byte is NUL); cinn_py reads UTF-8"
+    for magic, what in _MAGICS:
+        if data.startswith(magic):
+            return f"it looks like {what}"
+    nul = data.find(0)
+    if nul >= 0:
+        return f"it looks like binary data (a NUL byte at offset {nul})"
+    sample = data[:4096]
+    controls = [offset for offset, byte in enumerate(sample) if byte in _CONTROL_BYTES]
+    if len(controls) * 100 > len(sample):  # one stray control byte is a typo, not binary
+        first = controls[0]
+        return (
+            f"it looks like binary data ({len(controls)} control bytes in its first "
+            f"{len(sample)}, the first 0x{sample[first]:02x} at offset {first})"
+        )
+    return None
+
+
 _PUNCTUATION = {
     "{": TokenKind.LBRACE,
     "}": TokenKind.RBRACE,

@@ -37,6 +37,7 @@ import numpy as np
 from cinn_py.errors import LoadError
 from cinn_py.pir import attributes as A
 from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.lexer import binary_data_reason
 from cinn_py.pir.operation import Block, Location, Operation
 from cinn_py.pir.pdiparams import read_pdiparams
 from cinn_py.pir.program import Program
@@ -49,6 +50,18 @@ SUPPORTED_VERSIONS = frozenset({4})
 
 DIALECT_IDS = {"0": "builtin", "1": "pd_op", "2": "cf", "3": "custom_op", "4": "pd_dist"}
 """Paddle's DialectIdMap. A dialect missing from it is written by its full name."""
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    """`repr(value)` cut to `limit` characters: file content an error message quotes."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """A string from the file (a tag), cut to `limit` characters, unquoted."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 _OP_KEYS = frozenset({"#", "I", "O", "A", "OA", "DA", "QA", "regions"})
 _PARAMETER_KEYS = frozenset({"#", "O", "A", "OA", "DA", "QA"})
@@ -100,17 +113,59 @@ def _json_in_folder(folder: Path) -> Path:
     return found[0]
 
 
+MAX_JSON_NESTING = 200
+"""Deepest nesting of JSON arrays and objects read. Paddle's models nest 13 levels, and 6
+more per level of control flow; deeper is an error, checked before the reader (which
+recurses on types, attributes and regions) or Python's JSON decoder could overflow."""
+
+
 def _read_json(json_path: Path) -> dict[str, Any]:
     try:
-        with open(json_path, encoding="utf-8") as f:
-            document = json.load(f)
+        data = json_path.read_bytes()
     except OSError as error:
-        raise LoadError(f"{json_path}: cannot read: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise LoadError(f"{json_path}: cannot read: {error.strerror or error}") from None
+    reason = binary_data_reason(data)
+    if reason is not None:
+        raise LoadError(f"{json_path}: is not a JSON model file: {reason}")
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise LoadError(
+            f"{json_path}: not valid JSON: byte 0x{error.object[error.start]:02x} at offset "
+            f"{error.start} is not UTF-8"
+        ) from None
+    except RecursionError:
+        raise _too_deep(json_path) from None
+    except ValueError as error:  # JSONDecodeError, or an integer of over 4300 digits
         raise LoadError(f"{json_path}: not valid JSON: {error}") from None
+    if _nesting(document) > MAX_JSON_NESTING:
+        raise _too_deep(json_path)
     if not isinstance(document, dict):
         raise LoadError(f"{json_path}: not a Paddle PIR model (the top level is not an object)")
     return document
+
+
+def _too_deep(json_path: Path) -> LoadError:
+    return LoadError(
+        f"{json_path}: JSON nested more than {MAX_JSON_NESTING} levels deep, which cinn_py "
+        "does not read (Paddle's models nest 13 levels, and 6 more per level of control flow)"
+    )
+
+
+def _nesting(document: Any) -> int:
+    """How deep arrays and objects nest in `document` (a scalar: 0), without recursion."""
+    deepest = 0
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = node.values()
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_JSON_NESTING:
+            stack.extend((child, depth + 1) for child in node if isinstance(child, (dict, list)))
+    return deepest
 
 
 def _check_base_code(document: dict[str, Any], json_path: Path) -> None:
@@ -118,12 +173,14 @@ def _check_base_code(document: dict[str, Any], json_path: Path) -> None:
     if not isinstance(base, dict):
         raise LoadError(f"{json_path}: not a Paddle PIR model (no 'base_code')")
     if base.get("magic") != "pir":
-        raise LoadError(f"{json_path}: base_code magic is {base.get('magic')!r}, expected 'pir'")
+        raise LoadError(
+            f"{json_path}: base_code magic is {_show(base.get('magic'))}, expected 'pir'"
+        )
     version = base.get("version")
     if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
         known = ", ".join(map(str, sorted(SUPPORTED_VERSIONS)))
         raise LoadError(
-            f"{json_path}: PIR serialization version {version!r} is not supported "
+            f"{json_path}: PIR serialization version {_show(version)} is not supported "
             f"(cinn_py reads version {known}, as written by Paddle 3.3)"
         )
 
@@ -171,12 +228,12 @@ class _ProgramReader:
         label = name if isinstance(name, str) else "?"
         try:
             if not isinstance(op_json, dict):
-                raise _Bad(f"an op must be a JSON object, got {op_json!r}")
+                raise _Bad(f"an op must be a JSON object, got {_show(op_json)}")
             if name == "p":
                 return self._read_parameter(op_json, index)
             return self._read_generic(op_json, index)
         except _Bad as why:
-            raise LoadError(f"{self.json_path}: op #{index} ('{label}'): {why}") from None
+            raise LoadError(f"{self.json_path}: op #{index} ({_show(label)}): {why}") from None
 
     def _location(self, index: int) -> Location:
         return Location(self.json_path.name, index)
@@ -209,7 +266,9 @@ class _ProgramReader:
         _check_keys(op_json, _PARAMETER_KEYS)
         flags = _get(op_json, "A", list, "the parameter op")
         if len(flags) != 4 or not isinstance(flags[3], str):
-            raise _Bad(f"'A' must be [is_distributed, is_parameter, need_clip, name], got {flags}")
+            raise _Bad(
+                f"'A' must be [is_distributed, is_parameter, need_clip, name], got {_show(flags)}"
+            )
         attributes: dict[str, A.Attribute] = {
             key: _flag(key, value)
             for key, value in zip(
@@ -221,7 +280,7 @@ class _ProgramReader:
             result_flags = _get(op_json, "OA", list, "the parameter op")
             if len(result_flags) != 3:
                 raise _Bad(
-                    f"'OA' must be [persistable, stop_gradient, trainable], got {result_flags}"
+                    f"'OA' must be [persistable, stop_gradient, trainable], got {_show(result_flags)}"
                 )
             for key, value in zip(
                 ("persistable", "stop_gradient", "trainable"), result_flags, strict=True
@@ -255,7 +314,7 @@ class _ProgramReader:
             if value_id is None:
                 continue
             if not isinstance(value_id, int) or value_id <= 0:
-                raise _Bad(f"result #{result.index} has invalid value id {value_id!r}")
+                raise _Bad(f"result #{result.index} has invalid value id {_show(value_id)}")
             if value_id in self.values:
                 raise _Bad(f"result #{result.index} redefines value %{value_id}")
             self.values[value_id] = result
@@ -271,7 +330,7 @@ def _check_no_block_args(block_json: dict[str, Any]) -> None:
     """cinn_py blocks have no arguments (Paddle's `while` bodies do)."""
     if block_json.get("args") or block_json.get("kwargs"):
         raise _Bad(
-            f"block '{block_json.get('#')}' has block arguments, which cinn_py does not support"
+            f"block {_show(block_json.get('#'))} has block arguments, which cinn_py does not support"
         )
 
 
@@ -279,11 +338,11 @@ def _op_name(encoded: str) -> str:
     """`1.matmul` -> `pd_op.matmul`; a name whose dialect has no id is written in full."""
     dialect, dot, op = encoded.partition(".")
     if not dot or not dialect or not op:
-        raise _Bad(f"unknown op encoding '{encoded}'")
+        raise _Bad(f"unknown op encoding {_show(encoded)}")
     if dialect in DIALECT_IDS:
         return f"{DIALECT_IDS[dialect]}.{op}"
     if not dialect.isidentifier():
-        raise _Bad(f"unknown dialect id '{dialect}' in '{encoded}'")
+        raise _Bad(f"unknown dialect id {_show(dialect)} in {_show(encoded)}")
     return encoded
 
 
@@ -294,7 +353,7 @@ def _result_type(result_json: Any) -> Type:
 def _flag(key: str, value: Any) -> A.ArrayAttribute:
     """A compressed 0/1 flag, held as Paddle holds it: `[true]` (an array of one bool)."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Bad(f"flag '{key}' must be 0 or 1, got {value!r}")
+        raise _Bad(f"flag '{key}' must be 0 or 1, got {_show(value)}")
     return A.ArrayAttribute.get([A.BoolAttribute.get(value != 0)])
 
 
@@ -303,14 +362,14 @@ def _named_attributes(op_json: dict[str, Any], keys: tuple[str, ...]) -> dict[st
     for key in keys:
         entries = op_json.get(key, [])
         if not isinstance(entries, list):
-            raise _Bad(f"'{key}' must be a list of attributes, got {entries!r}")
+            raise _Bad(f"'{key}' must be a list of attributes, got {_show(entries)}")
         for entry in entries:
             name = _get(entry, "N", str, f"an attribute in '{key}'")
-            node = _get(entry, "AT", dict, f"attribute '{name}'")
+            node = _get(entry, "AT", dict, f"attribute {_show(name)}")
             try:
                 parsed = _parse_attribute(node)
             except _Bad as why:
-                raise _Bad(f"attribute '{name}': {why}") from None
+                raise _Bad(f"attribute {_show(name)}: {why}") from None
             _merge(attributes, {name: parsed})
     return attributes
 
@@ -318,7 +377,7 @@ def _named_attributes(op_json: dict[str, Any], keys: tuple[str, ...]) -> dict[st
 def _merge(attributes: dict[str, A.Attribute], more: dict[str, A.Attribute]) -> None:
     for name, value in more.items():
         if name in attributes:
-            raise _Bad(f"attribute '{name}' appears twice")
+            raise _Bad(f"attribute {_show(name)} appears twice")
         attributes[name] = value
 
 
@@ -328,7 +387,7 @@ def _get(node: Any, key: str, kind: type, what: str) -> Any:
         raise _Bad(f"{what} has no '{key}'")
     value = node[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _Bad(f"'{key}' of {what} must be {_KIND_NAMES[kind]}, got {value!r}")
+        raise _Bad(f"'{key}' of {what} must be {_KIND_NAMES[kind]}, got {_show(value)}")
     return value
 
 
@@ -383,27 +442,27 @@ def _parse_type(node: dict[str, Any]) -> Type:
         raise _Bad("has a null type, which cinn_py does not support")
     if tag in _UNSUPPORTED_TYPES:
         raise _Bad(f"type {tag} ({_UNSUPPORTED_TYPES[tag]}) is not supported by cinn_py")
-    raise _Bad(f"unknown type tag '{tag}'")
+    raise _Bad(f"unknown type tag {_show(tag)}")
 
 
 def _as_node(item: Any) -> dict[str, Any]:
     if not isinstance(item, dict):
-        raise _Bad(f"expected a type or attribute object, got {item!r}")
+        raise _Bad(f"expected a type or attribute object, got {_show(item)}")
     return item
 
 
 def _parse_dense_tensor(data: list[Any]) -> DenseTensorType:
     """`[element type, dims, layout, lod, offset]`; a -1 dim is dynamic."""
     if len(data) != 5:
-        raise _Bad(f"t_dtensor data must be [dtype, dims, layout, lod, offset], got {data}")
+        raise _Bad(f"t_dtensor data must be [dtype, dims, layout, lod, offset], got {_show(data)}")
     element, dims, layout, lod, offset = data
     dtype = _parse_type(_as_node(element))
     if not isinstance(dtype, ElementType):
-        raise _Bad(f"t_dtensor element type must be a scalar type, got {dtype!r}")
+        raise _Bad(f"t_dtensor element type must be a scalar type, got {_show(dtype)}")
     if not _is_int_list(dims) or not isinstance(layout, str) or not isinstance(offset, int):
-        raise _Bad(f"t_dtensor data must be [dtype, dims, layout, lod, offset], got {data}")
+        raise _Bad(f"t_dtensor data must be [dtype, dims, layout, lod, offset], got {_show(data)}")
     if not isinstance(lod, list) or not all(_is_int_list(level) for level in lod):
-        raise _Bad(f"t_dtensor lod must be a list of integer lists, got {lod!r}")
+        raise _Bad(f"t_dtensor lod must be a list of integer lists, got {_show(lod)}")
     try:
         return DenseTensorType.get(dtype, dims, layout, lod, offset)
     except ValueError as error:
@@ -428,7 +487,7 @@ def _data(node: dict[str, Any]) -> Any:
 def _int_data(node: dict[str, Any]) -> int:
     value = _data(node)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Bad(f"{node['#']} must hold an integer, got {value!r}")
+        raise _Bad(f"{_cut(node['#'])} must hold an integer, got {_show(value)}")
     return value
 
 
@@ -439,39 +498,39 @@ _NON_FINITE = {"NaN": math.nan, "NAN": math.nan, "INF": math.inf, "-INF": -math.
 def _float_data(node: dict[str, Any]) -> float:
     if "VD" in node:
         if not isinstance(node["VD"], str) or node["VD"] not in _NON_FINITE:
-            raise _Bad(f"{node['#']} has unknown special value {node['VD']!r}")
+            raise _Bad(f"{_cut(node['#'])} has unknown special value {_show(node['VD'])}")
         return _NON_FINITE[node["VD"]]
     value = _data(node)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _Bad(f"{node['#']} must hold a number, got {value!r}")
+        raise _Bad(f"{_cut(node['#'])} must hold a number, got {_show(value)}")
     return float(value)
 
 
 def _bool_attr(node: dict[str, Any]) -> A.Attribute:
     value = _data(node)
     if not isinstance(value, bool):
-        raise _Bad(f"{node['#']} must hold true or false, got {value!r}")
+        raise _Bad(f"{_cut(node['#'])} must hold true or false, got {_show(value)}")
     return A.BoolAttribute.get(value)
 
 
 def _str_attr(node: dict[str, Any]) -> A.Attribute:
     value = _data(node)
     if not isinstance(value, str):
-        raise _Bad(f"{node['#']} must hold a string, got {value!r}")
+        raise _Bad(f"{_cut(node['#'])} must hold a string, got {_show(value)}")
     return A.StrAttribute.get(value)
 
 
 def _array_attr(node: dict[str, Any]) -> A.Attribute:
     items = _data(node)
     if not isinstance(items, list):
-        raise _Bad(f"0.a_array must hold a list, got {items!r}")
+        raise _Bad(f"0.a_array must hold a list, got {_show(items)}")
     return A.ArrayAttribute.get([_parse_attribute(_as_node(item)) for item in items])
 
 
 def _int_array_attr(node: dict[str, Any]) -> A.Attribute:
     values = _data(node)
     if not _is_int_list(values):
-        raise _Bad(f"1.a_intarray must hold a list of integers, got {values!r}")
+        raise _Bad(f"1.a_intarray must hold a list of integers, got {_show(values)}")
     return A.IntArrayAttribute.get(values)
 
 
@@ -489,7 +548,7 @@ float8, pstring)."""
 
 def _data_type(spelling: Any) -> DataType:
     if not isinstance(spelling, str) or spelling not in _PHI_DTYPES:
-        raise _Bad(f"data type {spelling!r} is not supported by cinn_py")
+        raise _Bad(f"data type {_show(spelling)} is not supported by cinn_py")
     return _PHI_DTYPES[spelling]
 
 
@@ -520,7 +579,7 @@ def _place_attr(node: dict[str, Any]) -> A.Attribute:
         and _is_int_list(data[:2])
         and isinstance(data[2], str)
     ):
-        raise _Bad(f"1.a_place must hold [type, device id, device type], got {data!r}")
+        raise _Bad(f"1.a_place must hold [type, device id, device type], got {_show(data)}")
     kind, device, custom = data
     if kind not in _ALLOCATION_TYPES:
         raise _Bad(f"unknown place allocation type {kind}")
@@ -539,14 +598,14 @@ def _scalar_attr(node: dict[str, Any]) -> A.Attribute:
         "float64": A.DoubleAttribute.get,
     }
     if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], str)):
-        raise _Bad(f"1.a_scalar must hold [dtype, value], got {data!r}")
+        raise _Bad(f"1.a_scalar must hold [dtype, value], got {_show(data)}")
     if data[0] not in makers:
-        raise _Bad(f"1.a_scalar of data type {data[0]} is not supported by cinn_py")
+        raise _Bad(f"1.a_scalar of data type {_cut(data[0])} is not supported by cinn_py")
     value = data[1]
     if data[0] == "bool" and not isinstance(value, bool):
-        raise _Bad(f"1.a_scalar {data!r} must hold true or false")
+        raise _Bad(f"1.a_scalar {_show(data)} must hold true or false")
     if data[0] != "bool" and (not isinstance(value, (int, float)) or isinstance(value, bool)):
-        raise _Bad(f"1.a_scalar {data!r} must hold a number")
+        raise _Bad(f"1.a_scalar {_show(data)} must hold a number")
     return makers[data[0]](value)
 
 
@@ -590,7 +649,7 @@ def _parse_attribute(node: dict[str, Any]) -> A.Attribute:
         raise _Bad(
             f"{_UNSUPPORTED_ATTRIBUTES[tag]} attributes ({tag}) are not supported by cinn_py"
         )
-    raise _Bad(f"unknown attribute type tag '{tag}'")
+    raise _Bad(f"unknown attribute type tag {_show(tag)}")
 
 
 # -- parameters -----------------------------------------------------------------------
@@ -628,7 +687,9 @@ def _check_parameter(params_path: Path, name: str, type_: Type, array: np.ndarra
     """A record whose shape or dtype differs from the program's type means the file
     belongs to another model; better said now than as wrong numbers later."""
     if not isinstance(type_, DenseTensorType):
-        raise LoadError(f"{params_path}: '{name}' has type {type_!r} in the program, not a tensor")
+        raise LoadError(
+            f"{params_path}: {_show(name)} has type {_show(type_)} in the program, not a tensor"
+        )
     dtype = type_.data_type
     stored = np.dtype(np.uint16) if dtype is DataType.BFLOAT16 else dtype.numpy
     shape_ok = len(array.shape) == type_.rank and all(
@@ -636,6 +697,6 @@ def _check_parameter(params_path: Path, name: str, type_: Type, array: np.ndarra
     )
     if not shape_ok or array.dtype != stored:
         raise LoadError(
-            f"{params_path}: '{name}' is stored as {list(array.shape)} {array.dtype}, but the "
-            f"program declares {type_!r}"
+            f"{params_path}: {_show(name)} is stored as {list(array.shape)} {array.dtype}, but the "
+            f"program declares {_show(type_)}"
         )

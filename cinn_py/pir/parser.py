@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cinn_py.errors import ParseError
+from cinn_py.errors import LoadError, ParseError
 from cinn_py.pir.attributes import ArrayAttribute, Attribute
 from cinn_py.pir.dtypes import DataType
-from cinn_py.pir.lexer import Lexer, Source, Token, TokenKind
+from cinn_py.pir.lexer import Lexer, Source, Token, TokenKind, binary_data_reason
 from cinn_py.pir.op_def import OpDef, lookup_op_def, make_attribute
 from cinn_py.pir.operation import Location, Operation
 from cinn_py.pir.printer import print_type
@@ -88,17 +88,31 @@ def parse_program(text: str, file: str = "<string>") -> Program:
 
 
 def parse_file(path: str | os.PathLike[str]) -> Program:
-    """Parse the program text in file `path` (UTF-8)."""
+    """Parse the program text in file `path` (UTF-8; a leading byte-order mark is
+    skipped). A file that cannot be read, or holds no text (binary data, UTF-16), is a
+    LoadError saying so; text that is not UTF-8 a ParseError at the first bad byte."""
     name = str(path)
-    data = Path(path).read_bytes()
     try:
-        text = data.decode("utf-8")
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise LoadError(f"{name}: cannot read: {error.strerror or error}") from None
+    return parse_program(decode_text(data, name), name)
+
+
+def decode_text(data: bytes, file: str) -> str:
+    """The program text in `data`, read from `file` (for the errors; see `parse_file`)."""
+    reason = binary_data_reason(data)
+    if reason is not None:
+        raise LoadError(f"{file}: is not a text program: {reason}")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise _decode_error(data, error, name) from None
-    return parse_program(text, name)
+        raise _decode_error(error, file) from None
 
 
-def _decode_error(data: bytes, error: UnicodeDecodeError, file: str) -> ParseError:
+def _decode_error(error: UnicodeDecodeError, file: str) -> ParseError:
+    """A ParseError at the first byte that is not UTF-8 (the column counts characters)."""
+    data = error.object
     line_start = data.rfind(b"\n", 0, error.start) + 1
     line_end = data.find(b"\n", error.start)
     source_line = data[line_start : len(data) if line_end < 0 else line_end]
@@ -106,7 +120,7 @@ def _decode_error(data: bytes, error: UnicodeDecodeError, file: str) -> ParseErr
         f"the file is not UTF-8 text: byte 0x{data[error.start]:02x} cannot be decoded",
         file=file,
         line=data.count(b"\n", 0, error.start) + 1,
-        col=error.start - line_start + 1,
+        col=len(data[line_start : error.start].decode("utf-8")) + 1,
         source_line=source_line.decode("utf-8", errors="replace"),
     )
 

@@ -124,13 +124,25 @@ def _skip_lod(data: bytes, pos: int) -> int:
     return pos
 
 
+MAX_RANK = 64
+"""NumPy's limit on dims (`np.ndarray` holds at most 64)."""
+
+_MAX_BYTES = 2**62
+"""A tensor larger than this (even an empty one, counting its non-zero dims) is no
+tensor NumPy or a GPU could hold: the record is corrupt."""
+
+
 def _read_data(
     data: bytes, pos: int, dtype: DataType, dims: tuple[int, ...]
 ) -> tuple[np.ndarray, int]:
+    shape = "x".join(map(str, dims)) or "0-D"
+    if len(dims) > MAX_RANK:
+        raise _Corrupt(f"a tensor of {len(dims)} dims (NumPy holds at most {MAX_RANK})")
+    if math.prod(d for d in dims if d) * dtype.itemsize > _MAX_BYTES:
+        raise _Corrupt(f"a {shape[:200]} {dtype.value} tensor is too large to be real")
     count = math.prod(dims)
     nbytes = count * dtype.itemsize
     if pos + nbytes > len(data):
-        shape = "x".join(map(str, dims)) or "0-D"
         raise _Corrupt(
             f"file ends inside the data: a {shape} {dtype.value} tensor needs {nbytes} "
             f"bytes, {len(data) - pos} are left"
@@ -157,7 +169,9 @@ def _read_varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int
 
 
 def _as_int64(value: int) -> int:
-    """Protobuf writes a negative int64 as its 64-bit two's complement."""
+    """Protobuf writes a negative int64 as its 64-bit two's complement (and, as its
+    readers do, bits past the 64th of a 10-byte varint are dropped)."""
+    value &= (1 << 64) - 1
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
@@ -184,7 +198,8 @@ def _parse_tensor_desc(buf: bytes) -> tuple[DataType, tuple[int, ...]]:
     except ValueError:
         raise _Corrupt(f"unknown data type code {code}") from None
     if any(d < 0 for d in dims):
-        raise _Corrupt(f"negative dim in {dims}")
+        shown = str(dims) if len(dims) <= 8 else f"[{', '.join(map(str, dims[:8]))}, ...]"
+        raise _Corrupt(f"negative dim in {shown}")
     return dtype, tuple(dims)
 
 

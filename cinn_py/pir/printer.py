@@ -30,6 +30,13 @@ def format_float(value: float) -> str:
     return f"{value:g}"
 
 
+def quote(text: str) -> str:
+    """`text` in double quotes as Paddle prints strings and op names: only `"` is escaped
+    (`"a\\"b\\c"`; so a string ending in a backslash is ambiguous in Paddle's text). The
+    lexer undoes exactly this, so parsed strings print back byte for byte."""
+    return '"' + text.replace('"', '\\"') + '"'
+
+
 def print_type(type_: Type | None, style: TextStyle | None = None) -> str:
     style = style or TextStyle()
     if type_ is None:
@@ -60,8 +67,7 @@ def print_attribute(attribute: A.Attribute, style: TextStyle | None = None) -> s
     if isinstance(attribute, A.DoubleAttribute):
         return ("(Double)" if typed else "") + format_float(attribute.value)
     if isinstance(attribute, A.StrAttribute):
-        # Paddle escapes only the quote: `"a\"b\c"` (so a trailing backslash is ambiguous).
-        return '"' + attribute.value.replace('"', '\\"') + '"'
+        return quote(attribute.value)
     if isinstance(attribute, A.ArrayAttribute):
         return "[" + ",".join(print_attribute(a, style) for a in attribute.value) + "]"
     if isinstance(attribute, A.TypeAttribute):
@@ -84,6 +90,7 @@ class ValueNames:
     def __init__(self, program: Program) -> None:
         self._names: dict[int, int] = {}
         taken = {v.id_hint for op in program.ops() for v in op.results if v.id_hint is not None}
+        taken |= set(program.renumbered)  # a replaced value's number never names another
         self._next = 0
         used: set[int] = set()
         for op in program.ops():
@@ -120,7 +127,7 @@ def print_op(op: Operation, names: ValueNames, style: TextStyle) -> str:
         f"{key}:{print_attribute(op.attributes[key], style)}" for key in sorted(op.attributes)
     )
     result_types = ", ".join(print_type(r.type, style) for r in op.results)
-    head = f'({results}) = "{op.name}" ({operands}) {{{attrs}}}'
+    head = f"({results}) = {quote(op.name)} ({operands}) {{{attrs}}}"
     if op.regions:
         return f"{head} -> {result_types} {{"
     operand_types = ", ".join(

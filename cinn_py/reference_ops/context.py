@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from cinn_py.errors import ShapeError, VerifyError
-from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type
 
@@ -51,15 +51,19 @@ def accumulate_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def to_dtype(array: Any, dtype: DataType) -> np.ndarray:
-    """`array` converted to how a `dtype` value is held: floats round to nearest even,
-    floats convert to ints by truncation (out of range and NaN as x86 gives them, which
-    is what Paddle's CPU cast gives too), bfloat16 rounds through its bit pattern."""
+    """`array` converted to how a `dtype` value is held: floats round to nearest even;
+    floats convert to integers by `dtypes.float_to_int` (truncate toward zero, saturate
+    to the type's range, NaN -> 0: what the GPU's `cvt.rzi` gives and generated code
+    emits on every target); integers wrap; anything nonzero (NaN too) is true; bfloat16
+    rounds through its bit pattern."""
     array = np.asarray(array)
     if dtype is DataType.BFLOAT16:
         return bfloat16_to_float32(float32_to_bfloat16(array.astype(np.float32)))
     target = dtype.numpy
     if array.dtype == target:
         return array
+    if dtype.is_integer and array.dtype.kind == "f":
+        return float_to_int(array, dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         return array.astype(target)
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from cinn_py.pir.dtypes import float_to_int
 from cinn_py.reference_ops.context import Kernel, KernelContext, storage_dtype
 
 
 def _filled(shape: list[int] | tuple[int, ...], value: float, ctx: KernelContext) -> np.ndarray:
-    """`value` converted as Paddle's Scalar converts it: truncated for ints (2.7 -> 2),
-    nonzero for bool. NumPy's unsafe cast does both."""
+    """`value` converted as Paddle's Scalar converts it: truncated for ints (2.7 -> 2;
+    out of range and NaN by `dtypes.float_to_int`, as every cast), nonzero for bool."""
+    dtype = ctx.out_dtype()
+    if dtype.is_integer and isinstance(value, float):
+        return np.full(shape, float_to_int(value, dtype))
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.full(shape, value, dtype=storage_dtype(ctx.out_dtype()))
+        return np.full(shape, value, dtype=storage_dtype(dtype))
 
 
 def full(ctx: KernelContext) -> np.ndarray:

@@ -8,6 +8,24 @@ the signs differ, so a zero keeps the dividend's sign); `pow` truncates its floa
 exponent for integer tensors; `round` rounds half to even (`rint`), also with
 `decimals`.
 
+Integer arithmetic is defined for every input, as NumPy defines it (Paddle's kernels
+leave these cases undefined or raise), and generated code does the same on every
+target (`cinn_py_runtime.h`):
+
+* add, subtract, multiply, negation, abs, scale, pow and sums wrap around (two's
+  complement): abs(INT_MIN) is INT_MIN;
+* a zero divisor gives 0 for `divide`, `floor_divide`, `remainder` and `reciprocal`
+  (NumPy's result for `//` and `%`; C traps or is undefined);
+* INT_MIN / -1 wraps to INT_MIN (also for `floor_divide`), INT_MIN % -1 is 0;
+* `pow` and `elementwise_pow` of integers are exact integer powers, wrapping; a
+  negative exponent gives trunc(1 / x**-y): 1 for x = 1, +-1 for x = -1, else 0
+  (0 for x = 0 too: 1 / 0 is 0, as above). Paddle rounds a float64 pow, which is
+  the same wherever that is exact.
+
+Float-to-integer conversion (every cast, and an integer op computing in float)
+truncates toward zero, saturates to the integer type's range and takes NaN to 0
+(`dtypes.float_to_int`, what the GPU's `cvt.rzi` does).
+
 Not mirrored: Paddle's float32 CPU `sqrt` gives NaN for +inf in the part of a tensor
 its vectorized Eigen loop covers (a fast-math artifact that depends on the element's
 position); here sqrt(+inf) is +inf, as IEEE and Paddle's GPU kernels give.
@@ -79,9 +97,11 @@ def is_int(x: np.ndarray) -> bool:
 
 
 def trunc_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """C integer division (toward zero), which Paddle's integer `divide` does."""
-    quotient = np.floor_divide(x, y)
-    inexact = (quotient * y != x) & ((x < 0) != (y < 0))
+    """C integer division (toward zero), which Paddle's integer `divide` does; x / 0 is
+    0 and INT_MIN / -1 wraps to INT_MIN (NumPy's `//` gives both)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        quotient = np.floor_divide(x, y)
+    inexact = (quotient * y != x) & ((x < 0) != (y < 0)) & (y != 0)
     return quotient + inexact
 
 
@@ -90,20 +110,28 @@ def divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Paddle's remainder: `fmod`, moved into the divisor's sign when they differ."""
+    """Paddle's remainder: `fmod`, moved into the divisor's sign when they differ. For
+    integers x % 0 and INT_MIN % -1 are 0 (NumPy's fmod)."""
     rest = np.fmod(x, y)
     return np.where((rest != 0) & ((rest < 0) != (y < 0)), rest + y, rest)
 
 
+def int_power(x: np.ndarray, y: np.ndarray | int) -> np.ndarray:
+    """`x ** y` in x's integer type: exact and wrapping for y >= 0; for y < 0 the
+    truncated 1 / x**-y: 1 for x = 1, +-1 for x = -1 (by y's parity), else 0 (also
+    for x = 0, as integer division by zero gives)."""
+    x, y = np.broadcast_arrays(x, np.asarray(y, dtype=x.dtype))
+    positive = np.power(x, np.maximum(y, 0))
+    unit = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(y < 0, unit, positive).astype(x.dtype)
+
+
 def power(x: np.ndarray, y: np.ndarray | int | float) -> np.ndarray:
-    """C's `pow`, which `elementwise_pow` follows. NumPy differs in two places: it
-    refuses negative integer exponents of integers (computed here in float64, then
-    truncated as a cast would), and it gives NaN for -inf to a non-integer power (C:
-    +inf for a positive power, +0 for a negative one)."""
+    """C's `pow`, which `elementwise_pow` follows for floats (integers: `int_power`).
+    NumPy differs from C for -inf to a non-integer power (NaN; C: +inf for a positive
+    power, +0 for a negative one)."""
     if is_int(x):
-        if np.any(np.asarray(y) < 0):
-            return np.trunc(np.power(x.astype(np.float64), y)).astype(x.dtype)
-        return np.power(x, y)
+        return int_power(x, y)
     fraction = np.isfinite(y) & (y != np.trunc(y))
     return np.where(np.isneginf(x) & fraction, np.where(y > 0, np.inf, 0.0), np.power(x, y))
 
@@ -189,7 +217,7 @@ KERNELS: dict[str, Kernel] = {
     "pd_op.subtract": binary(np.subtract),
     "pd_op.multiply": binary(np.multiply),
     "pd_op.divide": binary(divide),
-    "pd_op.floor_divide": binary(np.floor_divide),
+    "pd_op.floor_divide": binary(np.floor_divide),  # ints: x // 0 = 0, MIN // -1 = MIN
     "pd_op.remainder": binary(remainder),
     "pd_op.maximum": binary(np.maximum),
     "pd_op.minimum": binary(np.minimum),

@@ -7,6 +7,8 @@ gives a zero-size dim, and a negative stride walks backwards from a clamped star
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from cinn_py.reference_ops.context import Kernel, KernelContext
@@ -18,10 +20,24 @@ def transpose(ctx: KernelContext) -> np.ndarray:
 
 
 def reshape(ctx: KernelContext) -> np.ndarray:
-    """A 0 in `shape` copies the input's dim at that position; one -1 is inferred."""
+    """A 0 in `shape` copies the input's dim at that position (it stays 0 for a
+    zero-size input, as Paddle's ValidateShape has it); one -1 is inferred."""
     x = ctx.tensor(0)
     shape = ctx.int_list(1, "shape")
-    shape = [x.shape[i] if size == 0 and i < x.ndim else size for i, size in enumerate(shape)]
+    if x.size:
+        shape = [x.shape[i] if size == 0 and i < x.ndim else size for i, size in enumerate(shape)]
+    return _reshaped(ctx, x, shape)
+
+
+def _reshaped(ctx: KernelContext, x: np.ndarray, shape: list[int]) -> np.ndarray:
+    """`x.reshape(shape)`; NumPy cannot infer a -1 next to a 0 dim, so for a zero-size
+    `x` the -1 takes the declared result's dim (0 where that is dynamic too)."""
+    if x.size == 0 and -1 in shape:
+        declared = ctx.result_type().dims
+        if len(declared) == len(shape):
+            shape = [max(d, 0) if s == -1 else s for s, d in zip(shape, declared, strict=True)]
+        else:
+            shape = [0 if s == -1 else s for s in shape]
     return x.reshape(shape)
 
 
@@ -54,7 +70,8 @@ def flatten(ctx: KernelContext) -> np.ndarray:
         return x.reshape(1)
     start = normalize_axis(ctx.attr("start_axis", 1), x.ndim, ctx)
     stop = normalize_axis(ctx.attr("stop_axis", 1), x.ndim, ctx)
-    return x.reshape(x.shape[:start] + (-1,) + x.shape[stop + 1 :])
+    flat = math.prod(x.shape[start : stop + 1])  # explicit: NumPy cannot infer -1 at size 0
+    return x.reshape(x.shape[:start] + (flat,) + x.shape[stop + 1 :])
 
 
 def expand(ctx: KernelContext) -> np.ndarray:

@@ -5,6 +5,8 @@ All accumulate in float64 (float inputs) and round once into the result type.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from cinn_py.errors import UnsupportedOpError
@@ -23,6 +25,8 @@ def _shifted(ctx: KernelContext) -> tuple[np.ndarray, int]:
     if x.ndim == 0:
         x = x.reshape(1)
     axis = normalize_axis(ctx.attr("axis", -1), x.ndim, ctx)
+    if x.size == 0:  # nothing to normalize (NumPy's max has no identity for an empty axis)
+        return x, axis
     with np.errstate(invalid="ignore"):
         shifted = np.maximum(x - np.max(x, axis=axis, keepdims=True), SOFTMAX_SHIFT_FLOOR)
     return shifted, axis
@@ -42,8 +46,13 @@ def log_softmax(ctx: KernelContext) -> np.ndarray:
 
 def _rows(x: np.ndarray, begin: int) -> np.ndarray:
     """`x` as a matrix: the dims before `begin` are rows, the rest one row each."""
-    rows = int(np.prod(x.shape[:begin], dtype=np.int64))
-    return x.astype(np.float64).reshape(rows, -1)
+    rows = math.prod(x.shape[:begin])
+    return x.astype(np.float64).reshape(rows, math.prod(x.shape[begin:]))
+
+
+def _row_mean(rows: np.ndarray) -> np.ndarray:
+    """The mean of each row, NaN for rows of no elements (NumPy's mean warns there)."""
+    return rows.sum(axis=1, keepdims=True) / rows.shape[1]
 
 
 def layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -53,9 +62,10 @@ def layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = ctx.tensor(0)
     begin = normalize_axis(ctx.attr("begin_norm_axis", 1), x.ndim, ctx)
     rows = _rows(x, begin)
-    mean = rows.mean(axis=1, keepdims=True)
-    variance = np.square(rows - mean).mean(axis=1, keepdims=True)
-    out = (rows - mean) / np.sqrt(variance + ctx.attr("epsilon", 1e-5))
+    with np.errstate(invalid="ignore", divide="ignore"):  # empty rows: NaN statistics
+        mean = _row_mean(rows)
+        variance = _row_mean(np.square(rows - mean))
+        out = (rows - mean) / np.sqrt(variance + ctx.attr("epsilon", 1e-5))
     out = _affine(ctx, out, 1, np.multiply)
     out = _affine(ctx, out, 2, np.add)
     lead = x.shape[:begin]
@@ -84,7 +94,8 @@ def rms_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
     if not 0 <= begin <= x.ndim:
         raise ctx.error(f"normalized_shape is longer than the rank {x.ndim} of x")
     rows = _rows(x, begin)
-    invvar = 1 / np.sqrt(np.square(rows).mean(axis=1, keepdims=True) + ctx.attr("epsilon", 1e-5))
+    with np.errstate(invalid="ignore", divide="ignore"):  # empty rows: NaN statistics
+        invvar = 1 / np.sqrt(_row_mean(np.square(rows)) + ctx.attr("epsilon", 1e-5))
     out = _affine(ctx, rows * invvar, 1, np.multiply)
     return out.reshape(x.shape), invvar.reshape(x.shape[:begin])
 

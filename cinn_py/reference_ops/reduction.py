@@ -69,11 +69,21 @@ def _mean(x: np.ndarray, axes: Axes, keepdim: bool) -> np.ndarray:
 
 
 def _max(x: np.ndarray, axes: Axes, keepdim: bool) -> np.ndarray:
+    _check_not_empty("max", x, axes)
     return np.max(x, axis=axes, keepdims=keepdim)
 
 
 def _min(x: np.ndarray, axes: Axes, keepdim: bool) -> np.ndarray:
+    _check_not_empty("min", x, axes)
     return np.min(x, axis=axes, keepdims=keepdim)
+
+
+def _check_not_empty(name: str, x: np.ndarray, axes: Axes) -> None:
+    """max / min have no identity: Paddle refuses a reduction over an empty axis (sum,
+    prod, mean, all and any give their identity, or NaN for mean)."""
+    for axis in range(x.ndim) if axes is None else axes:
+        if x.shape[axis] == 0:
+            raise ValueError(f"{name} over axis {axis}, which has size 0, has no value")
 
 
 def _all(x: np.ndarray, axes: Axes, keepdim: bool) -> np.ndarray:

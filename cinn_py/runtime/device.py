@@ -7,6 +7,7 @@ the driver API can open. Both are probed once per process.
 from __future__ import annotations
 
 import functools
+import importlib.util
 from dataclasses import dataclass
 
 from cinn_py.backends import cuda_module
@@ -21,24 +22,45 @@ class GpuFacts:
     sm_count: int
 
 
-@functools.cache
 def gpu_facts() -> GpuFacts | None:
     """The current GPU's facts, or None when CuPy, the driver or a device is missing."""
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
-        sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-        return GpuFacts(cuda_module.device_arch(), sm_count)
-    except (ImportError, CinnError, RuntimeError, OSError):
-        return None
-    except Exception as error:  # CuPy's CUDARuntimeError derives from none of the above
-        if type(error).__module__.startswith("cupy"):
-            return None
-        raise
+    probed = _probe()
+    return probed if isinstance(probed, GpuFacts) else None
 
 
 def gpu_available() -> bool:
     """Whether the `cuda` target can run here."""
     return gpu_facts() is not None
+
+
+def no_gpu_reason() -> str | None:
+    """Why the `cuda` target cannot run here ("CuPy is not installed", "CuPy found no
+    CUDA device", ...), or None when it can."""
+    probed = _probe()
+    return probed if isinstance(probed, str) else None
+
+
+@functools.cache
+def _probe() -> GpuFacts | str:
+    """The current GPU's facts, or why there are none."""
+    if importlib.util.find_spec("cupy") is None:
+        return "CuPy is not installed"
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "CuPy found no CUDA device"
+        sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        return GpuFacts(cuda_module.device_arch(), sm_count)
+    except ImportError as error:
+        return f"CuPy cannot be imported ({error})"
+    except (CinnError, RuntimeError, OSError) as error:
+        return f"no usable CUDA device ({_first_line(error)})"
+    except Exception as error:  # CuPy's CUDARuntimeError derives from none of the above
+        if type(error).__module__.startswith("cupy"):
+            return f"no usable CUDA device ({_first_line(error)})"
+        raise
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]

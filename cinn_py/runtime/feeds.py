@@ -65,8 +65,46 @@ def to_array(name: str, value: Any, device: bool = False) -> Any:
         except (TypeError, RuntimeError, BufferError, ValueError) as error:
             raise FeedError(name, "an array DLPack can export", str(error)) from None
     if isinstance(value, (int, float, bool, np.generic, list, tuple)):
-        return np.asarray(value)
+        return _from_python(name, value)
     raise FeedError(name, "a NumPy, CuPy or DLPack array", type(value).__name__)
+
+
+def _from_python(name: str, value: Any) -> np.ndarray:
+    """A Python scalar or (nested) list as an array of numbers or bools: a ragged list,
+    one holding strings, None or other objects, or an int no NumPy type holds, is a
+    FeedError saying so, not NumPy's ValueError or an object array."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError, RuntimeError) as error:
+        if "inhomogeneous" in str(error):
+            why = "a ragged list (its rows differ in length)"
+        else:
+            why = f"a list NumPy cannot convert ({error})"
+        raise FeedError(name, "a rectangular list of numbers", why) from None
+    if array.dtype.kind not in _NUMERIC_KINDS:
+        raise FeedError(name, "numbers or bools", f"{_list_or_scalar(value)} {_holding(array)}")
+    return array
+
+
+_NUMERIC_KINDS = frozenset("biufc")
+"""NumPy dtype kinds of bools and numbers (the rest: str, bytes, object, datetime)."""
+
+
+def _list_or_scalar(value: Any) -> str:
+    return "a list" if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
+
+
+def _holding(array: np.ndarray) -> str:
+    """What a non-numeric array holds: `holding strings`, `holding None, float`, ..."""
+    if array.dtype.kind in "US":
+        return "holding strings"
+    if array.dtype.kind != "O":
+        return f"of {array.dtype}"
+    kinds = sorted({"None" if item is None else type(item).__name__ for item in array.flat})
+    if kinds == ["int"]:
+        return "holding integers too large for int64"
+    shown = ", ".join(kinds[:4]) + (", ..." if len(kinds) > 4 else "")
+    return f"holding {shown}"
 
 
 def _dlpack_device(value: Any) -> int | None:
@@ -82,16 +120,37 @@ def _bfloat16_bits(array: np.ndarray) -> np.ndarray:
 
 
 def check_array(name: str, array: Any, type_: DenseTensorType) -> Any:
-    """`array` if its dtype and shape fit `type_` (a -1 dim matches any size)."""
+    """`array` if its dtype and shape fit `type_` (a -1 dim matches any size). A NumPy
+    array of the right type in the other byte order is swapped to this machine's."""
     shape = tuple(int(d) for d in array.shape)
-    got = f"{np.dtype(array.dtype)} {list(shape)}"
-    if np.dtype(array.dtype) != boundary_dtype(type_.data_type) or not shape_fits(shape, type_):
-        raise FeedError(name, describe(type_), got)
+    dtype = np.dtype(array.dtype)
+    expected = boundary_dtype(type_.data_type)
+    if isinstance(array, np.ndarray) and not dtype.isnative and dtype.newbyteorder("=") == expected:
+        array, dtype = array.astype(expected), expected
+    if dtype != expected or not shape_fits(shape, type_):
+        raise FeedError(name, describe(type_), f"{_dtype_name(dtype)} {list(shape)}")
     return array
 
 
-def check_feeds(program: Program, feeds: Mapping[str, Any], device: bool = False) -> dict[str, Any]:
+def _dtype_name(dtype: np.dtype) -> str:
+    """`float64`, `object`, `str` (not `<U21`), `big-endian float32` (not `>f4`)."""
+    if dtype.kind == "U":
+        return "str"
+    if dtype.kind == "S":
+        return "bytes"
+    if dtype.fields is not None:
+        return f"a structured dtype {dtype}"
+    if not dtype.isnative and dtype.byteorder != "|":
+        return f"{'big' if dtype.byteorder == '>' else 'little'}-endian {dtype.newbyteorder('=')}"
+    return str(dtype)
+
+
+def check_feeds(
+    program: Program, feeds: Mapping[str, Any] | None, device: bool = False
+) -> dict[str, Any]:
     """Every feed of `program`, converted and checked, by feed name in program order."""
+    feeds = {} if feeds is None else feeds
+    _check_mapping(feeds, "feeds")
     types = feed_types(program)
     _refuse_unknown(feeds, types, "feeds")
     checked = {}
@@ -106,6 +165,9 @@ def check_params(
     program: Program, params: Mapping[str, Any] | None, device: bool = False
 ) -> dict[str, Any]:
     """The given parameters, converted and checked; names the program lacks are refused."""
+    if params is None:
+        return {}
+    _check_mapping(params, "params")
     if not params:
         return {}
     types = parameter_types(program)
@@ -114,6 +176,11 @@ def check_params(
         name: check_array(name, to_array(name, value, device), types[name])
         for name, value in params.items()
     }
+
+
+def _check_mapping(given: Any, what: str) -> None:
+    if not isinstance(given, Mapping):
+        raise FeedError(f"<{what}>", "a dict of arrays keyed by name", f"a {type(given).__name__}")
 
 
 def _refuse_unknown(given: Mapping[str, Any], known: Mapping[str, Any], what: str) -> None:

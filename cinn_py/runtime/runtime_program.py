@@ -7,6 +7,11 @@
 Besides the instructions it keeps what the compile made, for inspection and for the API:
 the groups, the CUDA C of the fused groups, the storage plan (which variable a feed,
 parameter or value is in) and the seconds each compile stage took.
+
+`profile_steps()` runs once and times each instruction (`cinn-py run --profile`): a
+kernel on `cuda` by CUDA events recorded around its launch on CuPy's current stream (GPU
+time, the launches still queued back to back); everything else by the host's clock, so a
+kernel on `cuda-emu` is its emulation's CPU time, not a GPU's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,17 @@ from cinn_py.runtime.scope import Scope
 from cinn_py.runtime.storage import StoragePlan
 
 Step = Instruction | LibraryInstruction
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One instruction's time in a profiled run. `clock` says what measured it: "gpu"
+    (CUDA events around a launch on `cuda`) or "cpu" (the host's clock: a kernel emulated
+    on `cuda-emu`, or a library op, on `cuda` with its copies to and from the host)."""
+
+    step: Step
+    seconds: float
+    clock: str
 
 
 @dataclass
@@ -51,18 +67,21 @@ class RuntimeProgram:
             step.run(scope)
 
     def profile(self, scope: Scope | None = None) -> list[tuple[str, float]]:
-        """Run once, timing each instruction (on cuda each is synchronised, so the
-        seconds are its own); returns (instruction, seconds) in order."""
+        """Run once, timing each instruction; returns (instruction, seconds) in order."""
+        return [(str(t.step), t.seconds) for t in self.profile_steps(scope)]
+
+    def profile_steps(self, scope: Scope | None = None) -> list[StepTime]:
+        """Run once, timing each instruction (see the module doc for the clocks)."""
         scope = scope if scope is not None else self.scope
         if scope is None:
             raise CinnError("RuntimeProgram.profile needs a scope (it was built without one)")
-        sync = _synchronizer(scope.target)
+        if scope.target == "cuda":
+            return _gpu_times(self.instructions, scope)
         times = []
         for step in self.instructions:
             start = time.perf_counter()
             step.run(scope)
-            sync()
-            times.append((str(step), time.perf_counter() - start))
+            times.append(StepTime(step, time.perf_counter() - start, "cpu"))
         return times
 
     @property
@@ -75,9 +94,32 @@ class RuntimeProgram:
         return None if self.storage is None else self.storage.get(value)
 
 
-def _synchronizer(target: str) -> Any:
-    if target != "cuda":
-        return lambda: None
+def _gpu_times(steps: list[Step], scope: Scope) -> list[StepTime]:
+    """Kernels timed by a pair of CUDA events each on CuPy's current stream (the stream
+    their launches go on), read once the stream has drained; library ops by the host's
+    clock between two synchronisations."""
     import cupy
 
-    return cupy.cuda.get_current_stream().synchronize
+    stream = cupy.cuda.get_current_stream()
+    stream.synchronize()
+    timed: list[tuple[Step, Any, Any] | StepTime] = []
+    for step in steps:
+        if isinstance(step, Instruction):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            step.run(scope)
+            end.record(stream)
+            timed.append((step, start, end))
+        else:
+            stream.synchronize()  # the kernels before it are not its time
+            begin = time.perf_counter()
+            step.run(scope)
+            stream.synchronize()
+            timed.append(StepTime(step, time.perf_counter() - begin, "cpu"))
+    stream.synchronize()
+    return [
+        item
+        if isinstance(item, StepTime)
+        else StepTime(item[0], cupy.cuda.get_elapsed_time(item[1], item[2]) / 1e3, "gpu")
+        for item in timed
+    ]

@@ -517,6 +517,50 @@ def casts() -> Case:
     return Case("casts", func, inputs, expected, tolerances)
 
 
+def defined_ints() -> Case:
+    """What C leaves undefined, as the IR defines it: float -> int8 truncates, saturates
+    and takes NaN to 0; int32 value arithmetic wraps; `/` and `%` by a zero divisor give
+    0 and INT_MIN / -1 wraps. Index arithmetic (the offsets) stays plain `int`."""
+    n = 16
+    x, a, b = buffer("var_0", F32, [n]), buffer("var_1", I32, [n]), buffer("var_2", I32, [n])
+    outs = [buffer(f"var_{3 + k}", dt, [n]) for k, dt in enumerate((I8, I32, I32, I32))]
+    values = [
+        lambda iv: Cast(I8, Load(x, iv)),
+        lambda iv: Load(a, iv) / Load(b, iv),
+        lambda iv: Load(a, iv) % Load(b, iv),
+        lambda iv: Load(a, iv) * Load(a, iv) - Load(b, iv),
+    ]
+    nests = [
+        flat_nest(out, fn, threads=n // 4, lanes=4, prefix=f"c{k}_")
+        for k, (out, fn) in enumerate(zip(outs, values, strict=True))
+    ]
+    func = function("fn_defined_ints", [x, a, b], outs, nests)
+    low = -(2**31)
+
+    def inputs(rng):
+        floats = [math.nan, math.inf, -math.inf, 300.0, -300.0, 2.9, -2.9, 127.9]
+        return [
+            np.array(floats * 2, np.float32),
+            np.array([7, -7, 0, low, low, 5, -5, 7, 46341, -1073741829] + [9] * 6, np.int32),
+            np.array([0, 0, 0, -1, 0, 2, 2, -2, 1, 3] + [-4] * 6, np.int32),
+        ]
+
+    def expected(arr):
+        x_, a_, b_ = (v.astype(np.int64) if v.dtype.kind == "i" else v for v in arr)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            chars = np.where(np.isnan(x_), 0, np.clip(np.trunc(x_), -128, 127))
+            quotient = np.where(b_ == 0, 0, np.fix(a_ / np.where(b_ == 0, 1, b_))).astype(np.int64)
+        rest = np.where(b_ == 0, 0, a_ - quotient * b_)  # x % 0 = 0, INT_MIN % -1 = 0
+        return [
+            chars.astype(np.int8),
+            quotient.astype(np.int32),  # INT_MIN / -1 = 2**31 wraps to INT_MIN
+            rest.astype(np.int32),
+            (a_ * a_ - b_).astype(np.int32),
+        ]
+
+    return Case("defined_ints", func, inputs, expected)
+
+
 def hostile_names() -> Case:
     """Names no C compiler takes, and names C or CUDA already uses."""
     n = 32
@@ -565,5 +609,6 @@ def all_cases() -> list[Case]:
         float_tests(),
         narrow_ints(),
         casts(),
+        defined_ints(),
         hostile_names(),
     ]

@@ -1,18 +1,19 @@
 """Fixtures of the CUDA kernel tests (cuda-emu and GPU).
 
 This folder goes on sys.path so that tests can `import kernel_cases` (pytest runs with
---import-mode=importlib, which does not add it).  Every test here compiles into a cache
-folder private to the session (CINN_PY_CACHE_DIR), so runs are hermetic: a stale entry
-in ~/.cache/cinn_py can neither hide a bug nor a fix.
+--import-mode=importlib, which does not add it).  The tests compile into the shared
+kernel cache, so a second run reuses the kernels: keys over the full source, flags,
+compiler version and header digests, and entries verified against their seal before
+use, mean a stale entry cannot be hit (kernels_tests/conftest.py says more).  Tests that
+need a cold cache or look at its files take `private_cache`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -24,18 +25,6 @@ from cinn_py.backends import cuda_emu  # noqa: E402
 
 ModuleGetter = Callable[[str], cuda_emu.EmuModule]
 CompileFiles = Callable[..., ModuleGetter]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def cinn_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("cinn_py_cache")
-    previous = os.environ.get("CINN_PY_CACHE_DIR")
-    os.environ["CINN_PY_CACHE_DIR"] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop("CINN_PY_CACHE_DIR", None)
-    else:
-        os.environ["CINN_PY_CACHE_DIR"] = previous
 
 
 def _compile_files(files: Sequence[str], **options: object) -> ModuleGetter:
@@ -64,8 +53,8 @@ def _compile_files(files: Sequence[str], **options: object) -> ModuleGetter:
 
 
 @pytest.fixture(scope="session")
-def emu_compile_files(cinn_cache_dir: Path) -> CompileFiles:
-    """`compile(files, **options) -> lookup(file) -> EmuModule`, into the session's cache."""
+def emu_compile_files() -> CompileFiles:
+    """`compile(files, **options) -> lookup(file) -> EmuModule`."""
     return _compile_files
 
 

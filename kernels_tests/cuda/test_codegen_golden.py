@@ -136,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(25) fn_int64(const long long* __res
   cinn_vec<long long, 2> var_2_vec;
   #pragma unroll
   for (long long i_v = 0; i_v < 2; ++i_v) {
-    var_2_vec.v[i_v] = (llabs(var_0_vec.v[i_v]) * 3ll) - (var_1_vec.v[i_v] % 7ll);
+    var_2_vec.v[i_v] = cinn_wrap_sub(cinn_wrap_mul(cinn_abs(var_0_vec.v[i_v]), 3ll), var_1_vec.v[i_v] % 7ll);
   }
   *reinterpret_cast<cinn_vec<long long, 2>*>(var_2 + (i_b * 50ll) + (i_t * 2ll)) = var_2_vec;
 }
@@ -180,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(24) fn_unrolled(const int* __restri
     {
       const int i0_0 = (((i_b * 96) + (i_t * 4)) + i_v) / 12;
       const int i1_0 = ((i_t * 4) + i_v) % 12;
-      var_1[(i0_0 * 12) + i1_0] = (var_0[(i0_0 * 12) + i1_0] * 2) + 1;
+      var_1[(i0_0 * 12) + i1_0] = cinn_wrap_add(cinn_wrap_mul(var_0[(i0_0 * 12) + i1_0], 2), 1);
     }
   }
 }
@@ -198,6 +198,51 @@ extern "C" __global__ void __launch_bounds__(128) fn_broadcast(const float* __re
     var_3_vec.v[i_v] = (var_0_vec.v[i_v] - var_1[i0_0]) + var_2[i0_0 + (i1_0 * 64)];
   }
   *reinterpret_cast<cinn_vec<float, 4>*>(var_3 + ((((i_b * 512) + (i_t * 4)) / 32) * 32) + ((i_t * 4) % 32)) = var_3_vec;
+}
+""",
+    # Value arithmetic and conversions in the runtime header's defined forms; the
+    # offsets (index arithmetic) stay plain `int`.
+    "defined_ints": r"""
+extern "C" __global__ void __launch_bounds__(4) fn_defined_ints(const float* __restrict__ var_0, const int* __restrict__ var_1, const int* __restrict__ var_2, signed char* __restrict__ var_3, int* __restrict__ var_4, int* __restrict__ var_5, int* __restrict__ var_6) {
+  const int c0__b = blockIdx.x;
+  const int c0__t = threadIdx.x;
+  const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + (c0__b * 16) + (c0__t * 4));
+  cinn_vec<signed char, 4> var_3_vec;
+  #pragma unroll
+  for (int c0__v = 0; c0__v < 4; ++c0__v) {
+    var_3_vec.v[c0__v] = cinn_float_to_int<signed char>(var_0_vec.v[c0__v]);
+  }
+  *reinterpret_cast<cinn_vec<signed char, 4>*>(var_3 + (c0__b * 16) + (c0__t * 4)) = var_3_vec;
+  const int c1__b = blockIdx.x;
+  const int c1__t = threadIdx.x;
+  const cinn_vec<int, 4> var_1_vec = *reinterpret_cast<const cinn_vec<int, 4>*>(var_1 + (c1__b * 16) + (c1__t * 4));
+  const cinn_vec<int, 4> var_2_vec = *reinterpret_cast<const cinn_vec<int, 4>*>(var_2 + (c1__b * 16) + (c1__t * 4));
+  cinn_vec<int, 4> var_4_vec;
+  #pragma unroll
+  for (int c1__v = 0; c1__v < 4; ++c1__v) {
+    var_4_vec.v[c1__v] = cinn_div(var_1_vec.v[c1__v], var_2_vec.v[c1__v]);
+  }
+  *reinterpret_cast<cinn_vec<int, 4>*>(var_4 + (c1__b * 16) + (c1__t * 4)) = var_4_vec;
+  const int c2__b = blockIdx.x;
+  const int c2__t = threadIdx.x;
+  const cinn_vec<int, 4> var_1_vec_1 = *reinterpret_cast<const cinn_vec<int, 4>*>(var_1 + (c2__b * 16) + (c2__t * 4));
+  const cinn_vec<int, 4> var_2_vec_1 = *reinterpret_cast<const cinn_vec<int, 4>*>(var_2 + (c2__b * 16) + (c2__t * 4));
+  cinn_vec<int, 4> var_5_vec;
+  #pragma unroll
+  for (int c2__v = 0; c2__v < 4; ++c2__v) {
+    var_5_vec.v[c2__v] = cinn_mod(var_1_vec_1.v[c2__v], var_2_vec_1.v[c2__v]);
+  }
+  *reinterpret_cast<cinn_vec<int, 4>*>(var_5 + (c2__b * 16) + (c2__t * 4)) = var_5_vec;
+  const int c3__b = blockIdx.x;
+  const int c3__t = threadIdx.x;
+  const cinn_vec<int, 4> var_1_vec_2 = *reinterpret_cast<const cinn_vec<int, 4>*>(var_1 + (c3__b * 16) + (c3__t * 4));
+  const cinn_vec<int, 4> var_2_vec_2 = *reinterpret_cast<const cinn_vec<int, 4>*>(var_2 + (c3__b * 16) + (c3__t * 4));
+  cinn_vec<int, 4> var_6_vec;
+  #pragma unroll
+  for (int c3__v = 0; c3__v < 4; ++c3__v) {
+    var_6_vec.v[c3__v] = cinn_wrap_sub(cinn_wrap_mul(var_1_vec_2.v[c3__v], var_1_vec_2.v[c3__v]), var_2_vec_2.v[c3__v]);
+  }
+  *reinterpret_cast<cinn_vec<int, 4>*>(var_6 + (c3__b * 16) + (c3__t * 4)) = var_6_vec;
 }
 """,
     "hostile_names": r"""

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from cinn_py.backends import cuda_emu, emu_build, emu_source
+from cinn_py.backends import cache, cuda_emu, emu_build, emu_source
 from cinn_py.errors import CompileError
 
 BROKEN = """extern "C" __global__ void broken(float* x) {
@@ -124,7 +124,7 @@ def test_emulation_headers_are_part_of_the_key() -> None:
     assert (emu_build.INCLUDE_DIR / "cinn_emu.h").is_file()
 
 
-def test_gxx_really_runs_on_a_miss(monkeypatch) -> None:
+def test_gxx_really_runs_on_a_miss(monkeypatch, private_cache) -> None:
     emu_build.gxx_version()  # cached once per process
     calls = []
     real_run = subprocess.run
@@ -163,15 +163,24 @@ def test_precompiled_header_is_built_once_and_used(monkeypatch, tmp_path) -> Non
     assert list(tmp_path.glob("cuda-emu-pch/*/cinn_emu_pch.h.gch"))
 
 
-def test_a_broken_precompiled_header_falls_back_to_the_headers(monkeypatch, tmp_path) -> None:
-    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path))
-    cuda_emu.compile('extern "C" __global__ void one(int* x) { x[0] = 1; }\n')
-    (gch,) = tmp_path.glob("cuda-emu-pch/*/cinn_emu_pch.h.gch")
-    gch.write_bytes(b"not a precompiled header")
-    module = cuda_emu.compile('extern "C" __global__ void two(int* x) { x[0] = 2; }\n')
-    x = np.zeros(1, np.int32)
-    module.launch("two", (1, 1, 1), (1, 1, 1), [x])
-    assert x[0] == 2
+def test_gxx_uses_the_sealed_precompiled_header(private_cache, tmp_path) -> None:
+    """The header is a sealed cache entry like any other (its seal after g++'s data);
+    g++ reads only what the PCH's own header describes, so it uses the file as it is:
+    `-H` marks a precompiled header it used with `!`."""
+    options = emu_build.EmuOptions(context_switch=cuda_emu.default_context_switch())
+    flags = emu_build.gxx_flags(options)
+    header = emu_build.precompiled_header(flags)
+    assert header is not None and cache.verified_file(header.gch, header.key)
+    (tmp_path / "kernel.cu").write_text('extern "C" __global__ void k(int* x) { x[0] = 1; }\n')
+    result = subprocess.run(
+        [emu_build.GXX, *emu_build.with_precompiled_header(flags, header)]
+        + ["-H", "-fsyntax-only", "kernel.cu"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"! {header.gch}" in result.stderr.splitlines()
 
 
 CUDA_ISMS = r"""
@@ -220,3 +229,51 @@ def test_cuda_headers_qualifiers_and_device_globals() -> None:
         assert counter[0] == n * launches
     np.testing.assert_array_equal(y, 2 * x * np.where(np.arange(n) % 2, 4.0, 0.5) + 32)
     np.testing.assert_array_equal(z, np.arange(n, dtype=np.int64) << 32)
+
+
+def _fill(value: int) -> str:
+    return f'extern "C" __global__ void fill(int* x) {{ x[threadIdx.x] = {value}; }}\n'
+
+
+def _filled(module: cuda_emu.EmuModule) -> np.ndarray:
+    x = np.zeros(8, np.int32)
+    module.launch("fill", (1,), (8,), [x])
+    return x
+
+
+def test_prebuild_builds_many_sources_in_one_gxx_run(monkeypatch, private_cache) -> None:
+    sources = [_fill(value) for value in range(5)]
+    modules = []
+    real_run = subprocess.run
+
+    def counting_run(command, *args, **kwargs):
+        if "-shared" in command:
+            modules.append(command)
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(emu_build.subprocess, "run", counting_run)
+    assert cuda_emu.prebuild(sources) == 5
+    assert len(modules) == 1
+    assert cuda_emu.prebuild(sources + [sources[0]]) == 0  # all cached
+    for value, source in enumerate(sources):
+        module = cuda_emu.compile(source)
+        assert module.path.suffix == emu_build.BATCH_SUFFIX
+        assert (_filled(module) == value).all()
+    assert len(modules) == 1, "compile ran g++ after prebuild"
+
+
+def test_a_batch_gxx_rejects_is_left_to_each_source(private_cache) -> None:
+    assert cuda_emu.prebuild([_fill(1), BROKEN, _fill(2)]) == 0
+    assert (_filled(cuda_emu.compile(_fill(1))) == 1).all()
+    with pytest.raises(CompileError, match="kernel.cu:3:"):
+        cuda_emu.compile(BROKEN)
+
+
+def test_sources_whose_macros_clash_are_not_batched(private_cache) -> None:
+    sources = [
+        f'#define VALUE {value}\nextern "C" __global__ void fill(int* x) {{ x[0] = VALUE; }}\n'
+        for value in (3, 4)
+    ]
+    assert cuda_emu.prebuild(sources) == 0
+    for value, source in zip((3, 4), sources, strict=True):
+        assert _filled(cuda_emu.compile(source))[0] == value

@@ -248,3 +248,12 @@ def test_dump_dir_keeps_the_nvrtc_log(tmp_path, monkeypatch):
     log = (tmp_path / "dump" / "group_7.nvrtc.log").read_text()
     assert "unused_variable" in log
     assert "unused_variable" in nvrtc.stats.events[-1].log
+
+
+def test_a_log_that_cannot_be_written_warns_and_the_compile_goes_on(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CINN_PY_DUMP_DIR", str(blocker / "dump"))
+    with pytest.warns(RuntimeWarning, match="CINN_PY_DUMP_DIR: cannot write"):
+        cubin = nvrtc.compile(SIMPLE, "sm_90", name="group_7.cu")
+    assert cubin.startswith(b"\x7fELF")

@@ -86,7 +86,8 @@ def _bf16(values: np.ndarray) -> np.ndarray:
 def _to_storage(values: np.ndarray, dtype: DataType) -> np.ndarray:
     if dtype is BF16:
         return _bf16(values).reshape(values.shape)
-    return values.astype(dtype.numpy)
+    with np.errstate(over="ignore"):  # edge values beyond float16 are its infinities
+        return values.astype(dtype.numpy)
 
 
 @dataclass(frozen=True)
@@ -1096,3 +1097,189 @@ case(
         dtype=I64,
     ),
 )
+
+
+# ---- defined numeric semantics: casts, integer overflow, division by zero ------------------
+# C leaves these undefined; the IR, the reference and generated code define them the same
+# way on every target (`reference_ops/elementwise.py`): float -> int truncates, saturates,
+# NaN -> 0; integer arithmetic wraps; x / 0 = x % 0 = 0, INT_MIN / -1 = INT_MIN.
+
+I8, U8, I16 = DataType.INT8, DataType.UINT8, DataType.INT16
+CAST_EDGES = Fixed(
+    items=(
+        *(NAN, INF, -INF, 0.0, -0.0, 0.9, -0.9, -2.5),
+        *(127.5, 128.0, -128.9, -129.0, 255.5, 256.0, -1.0, 300.0),
+        *(32767.9, 32768.0, -32769.0, 65504.0, 2147483520.0, 2147483648.0, -2147483904.0, 3e9),
+        *(-3e9, 9.2e18, 9.3e18, -9.3e18, 1e30, -1e30, 1e38, -100.0),
+    )
+)
+"""NaN, infinities and the edges of every integer type's range (4 x 8)."""
+
+for _src in (F32, F16, BF16, F64):
+    for _dst in (I8, U8, I16, I32, I64, BOOL):
+        case(
+            f"cast-edges-{_tag(_src)}-{_tag(_dst)}",
+            "cast",
+            [Input((4, 8), _src, CAST_EDGES)],
+            call("cast", dtype=_dst),
+        )
+    for _dst in (I8, U8, I32, I64):
+        case(
+            f"cast-edges-fused-{_tag(_src)}-{_tag(_dst)}",
+            "cast",
+            [Input((4, 8), _src, CAST_EDGES)],
+            lambda net, xs, d=_dst: net.op(
+                "cast", net.op("scale", xs[0], net.scalar(-1.5), bias=0.5), dtype=d
+            ),
+        )
+
+_I32_EDGES = Fixed(
+    items=(
+        *(-1073741829, 46341, -46341, 65536, _I32_MAX, _I32_MIN, 3, 0),
+        *(-1, 1, 2**30, -(2**30), 123456789, -987654321, _I32_MAX - 1, _I32_MIN + 1),
+    )
+)
+"""int32 values whose squares, sums and products wrap (2 x 8)."""
+_I64_EDGES = Fixed(
+    items=(
+        *(3037000500, -3037000500, 2**32, 2**62, _I64_MAX, _I64_MIN, 3, 0),
+        *(-1, 1, 2**40 + 7, -(2**61), 1234567890123, -98765432109876, _I64_MAX - 1, _I64_MIN + 1),
+    )
+)
+for _dtype, _edges in ((I32, _I32_EDGES), (I64, _I64_EDGES)):
+    _t = _tag(_dtype)
+    _x = [Input((2, 8), _dtype, _edges)]
+    case(
+        f"sign-square-{_t}",
+        "sign",
+        _x,
+        lambda net, xs: net.op("sign", net.op("multiply", *xs, *xs)),
+    )
+    case(f"abs-edges-{_t}", "abs", _x, call("abs"))
+    case(f"square-edges-{_t}", "square", _x, call("square"))
+    case(
+        f"abs-fused-negate-{_t}",
+        "abs",
+        _x,
+        lambda net, xs: net.op(
+            "abs", net.op("subtract", net.op("scale", xs[0], net.scalar(0.0)), xs[0])
+        ),
+    )
+    case(
+        f"scale-wrap-{_t}",
+        "scale",
+        _x,
+        lambda net, xs: net.op("scale", xs[0], net.scalar(3.0), bias=7.0),
+    )
+    case(
+        f"scale-negate-{_t}",
+        "scale",
+        _x,
+        lambda net, xs: net.op("scale", xs[0], net.scalar(-1.0), bias=0.0),
+    )
+    for _y in (7.0, 31.0, -3.0):
+        case(f"pow-edges-{_t}-{int(_y)}", "pow", _x, call("pow", y=_y))
+    case(
+        f"add-sub-wrap-{_t}",
+        "add",
+        [Input((2, 8), _dtype, _edges)] * 2,
+        lambda net, xs: net.op(
+            "subtract", net.op("add", xs[0], xs[1]), net.op("multiply", xs[0], xs[1])
+        ),
+    )
+    case(
+        f"sum-wrap-{_t}",
+        "sum",
+        [Input((2, 8), _dtype, _edges)],
+        _reduce("sum", (1,), False, dtype=_dtype),
+    )
+    case(
+        f"prod-wrap-{_t}",
+        "prod",
+        [Input((2, 8), _dtype, _edges)],
+        _reduce("prod", (1,), False),
+    )
+    case(
+        f"sum-wrap-fused-{_t}",
+        "sum",
+        [Input((2, 8), _dtype, _edges)],
+        lambda net, xs, d=_dtype: net.op(
+            "sum", net.op("multiply", xs[0], xs[0]), net.ints([1]), keepdim=False, dtype=d
+        ),
+    )
+case(
+    "sum-wrap-long-row-i64",
+    "sum",
+    [Input((2, 4096), I64, Values(low=2**61, high=2**62))],
+    _reduce("sum", (1,), False),
+)
+case(
+    "prod-wrap-long-row-i64",
+    "prod",
+    [Input((2, 4096), I64, Values(low=-(2**20), high=2**20))],
+    _reduce("prod", (1,), False),
+)
+case(
+    "sum-wrap-all-i32",
+    "sum",
+    [Input((64, 1000), I32, Values(low=2**30, high=2**31 - 1))],
+    _reduce("sum", (), False, dtype=I32),
+    True,
+)
+
+_POW_BASES = Fixed(items=(0, 1, -1, 2, -2, 3, 7, -46341, 0, 1, -1, 2, -2, 3, 7, 65536))
+_POW_EXPONENTS = Fixed(items=(-1, -2, -3, -1, -3, 0, 11, 2, 0, 31, 32, 31, 33, 40, 100, 2))
+for _dtype in (I32, I64):
+    case(
+        f"elementwise_pow-edges-{_tag(_dtype)}",
+        "elementwise_pow",
+        [Input((2, 8), _dtype, _POW_BASES), Input((2, 8), _dtype, _POW_EXPONENTS)],
+        call("elementwise_pow"),
+    )
+
+_DIVIDENDS = {
+    I32: Fixed(
+        items=(7, -7, 0, _I32_MIN, _I32_MIN, _I32_MAX, 5, -5, 7, -7, _I32_MIN, 1, -1, 9, 0, 3)
+    ),
+    I64: Fixed(
+        items=(7, -7, 0, _I64_MIN, _I64_MIN, _I64_MAX, 5, -5, 7, -7, _I64_MIN, 1, -1, 9, 0, 3)
+    ),
+}
+_DIVISORS = Fixed(items=(0, 0, 0, -1, 0, -1, 2, -2, -2, 2, 1, -1, -1, 0, -1, 3))
+"""Zero divisors, INT_MIN / -1, and ordinary signs mixed (2 x 8)."""
+for _dtype in (I32, I64):
+    _t = _tag(_dtype)
+    _xy = [Input((2, 8), _dtype, _DIVIDENDS[_dtype]), Input((2, 8), _dtype, _DIVISORS)]
+    for _op in ("divide", "floor_divide", "remainder"):
+        case(f"{_op}-edges-{_t}", _op, _xy, call(_op))
+        case(
+            f"{_op}-edges-fused-{_t}",
+            _op,
+            _xy,
+            lambda net, xs, o=_op: net.op(
+                "add", net.op(o, net.op("scale", xs[0], net.scalar(1.0)), xs[1]), xs[0]
+            ),
+        )
+        for _c in (0, -1):
+            case(
+                f"{_op}-by-const{_c}-{_t}",
+                _op,
+                _xy[:1],
+                lambda net, xs, o=_op, c=_c, d=_dtype: net.op(o, xs[0], net.scalar(c, d)),
+            )
+    case(
+        f"reciprocal-zero-{_t}",
+        "reciprocal",
+        [Input((2, 8), _dtype, _DIVISORS)],
+        call("reciprocal"),
+    )
+for _dtype in (I8, I16):
+    case(
+        f"divide-edges-{_tag(_dtype)}",
+        "divide",
+        [
+            Input((2, 8), _dtype, Fixed(items=(-128, -128, 7, -7, 0, 127, -5, 3) * 2)),
+            Input((2, 8), _dtype, _DIVISORS),
+        ],
+        call("divide"),
+    )

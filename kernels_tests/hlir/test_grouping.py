@@ -76,11 +76,11 @@ def test_softmax_and_log_softmax_over_each_axis():
         [
             "group_0 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
             " pd_op.exp, pd_op.sum, pd_op.divide, pd_op.log, pd_op.subtract] (%0) ->"
-            " (%7, %24)",
+            " (%1, %4)",
             "group_1 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide] (%0) -> (%14)",
+            " pd_op.exp, pd_op.sum, pd_op.divide] (%0) -> (%2)",
             "group_2 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.log, pd_op.subtract] (%0) -> (%22)",
+            " pd_op.exp, pd_op.sum, pd_op.log, pd_op.subtract] (%0) -> (%3)",
         ]
     )
 
@@ -103,11 +103,11 @@ def test_layer_norm_is_one_group_per_norm_with_its_mean_and_variance_outputs():
             " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
             " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
             " pd_op.multiply, pd_op.reshape, pd_op.multiply, pd_op.reshape, pd_op.add,"
-            " pd_op.reshape, pd_op.reshape] (%2, %1, %0) -> (%21, %22, %23)",
+            " pd_op.reshape, pd_op.reshape] (%2, %1, %0) -> (%3, %4, %5)",
             "group_1 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.square,"
             " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
             " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
-            " pd_op.multiply, pd_op.reshape, pd_op.reshape] (%2) -> (%38, %39, %40)",
+            " pd_op.multiply, pd_op.reshape, pd_op.reshape] (%2) -> (%6, %7, %8)",
         ]
     )
 
@@ -117,7 +117,7 @@ def test_rms_norm_is_one_group():
     assert groups_text(program) == (
         "group_0 fused [pd_op.square, pd_op.sum, pd_op.full, pd_op.divide, pd_op.full,"
         " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.reshape]"
-        " (%0, %1) -> (%10, %11)"
+        " (%0, %1) -> (%2, %3)"
     )
 
 
@@ -162,10 +162,10 @@ def test_mlp_fuses_bias_gelu_and_bias_softmax():
         [
             "group_0 library [pd_op.matmul] (%4, %3) -> (%5)",
             "group_1 fused [pd_op.add, pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full,"
-            " pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply] (%5, %2) -> (%16)",
-            "group_2 library [pd_op.matmul] (%16, %1) -> (%8)",
+            " pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply] (%5, %2) -> (%7)",
+            "group_2 library [pd_op.matmul] (%7, %1) -> (%8)",
             "group_3 fused [pd_op.add, pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide] (%8, %0) -> (%23)",
+            " pd_op.exp, pd_op.sum, pd_op.divide] (%8, %0) -> (%10)",
         ]
     )
 

@@ -160,3 +160,41 @@ def test_accumulation_types():
     assert sum_type(DataType.INT32, DataType.INT64) is DataType.INT64
     assert sum_type(DataType.BOOL, DataType.INT64) is DataType.INT64
     assert extreme_type(DataType.BFLOAT16) is F32 and extreme_type(DataType.INT32) is DataType.INT32
+
+
+# ---- one-element reduced dims (issue 14) --------------------------------------------------
+
+
+def _size_one_program() -> Program:
+    """min over axis 0 of [1, 4], unsqueezed back, times x, mean over axis 0 keepdim:
+    it failed to compile (set_buffer refused a register read at `r * 4 + i`)."""
+    program = Program()
+    net = Net(program)
+    x = net.data("x", (1, 4), F32)
+    smallest = net.op("min", x, net.ints([0]), keepdim=False)
+    product = net.op("multiply", net.op("unsqueeze", smallest, net.ints([0])), x)
+    net.op("mean", product, net.ints([0]), keepdim=True)
+    return program
+
+
+def test_a_reduced_dim_of_one_element_gets_no_axis() -> None:
+    program = Program()
+    net = Net(program)
+    net.op("sum", net.data("x", (1, 5, 3), F32), net.ints([0, 1]), keepdim=False)
+    group = fused_group(program)
+    text = print_ir(lower_group(group, NameTable(program)))
+    assert "Reduce(sum, var_0[0, r_0, i0_0],0.00000000f)" in text
+    program = Program()
+    net = Net(program)
+    net.op("min", net.data("x", (1, 4), F32), net.ints([0]), keepdim=False)
+    text = print_ir(lower_group(fused_group(program), NameTable(program)))
+    assert "Reduce" not in text
+    assert "var_1[i0_0] = var_0[0, i0_0]" in text
+
+
+def test_a_one_element_reduction_read_back_compiles_and_matches() -> None:
+    program = _size_one_program()
+    x = np.array([[1.5, -2.0, 3.25, 4.0]], np.float32)
+    (want,) = run_reference(program, {"x": x})
+    (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
+    np.testing.assert_array_equal(got, want)

@@ -33,15 +33,15 @@ BEFORE = """\
 
 AFTER = """\
 {
-    (%0) = "pd_op.full" () {dtype:float64,place:Place(cpu),shape:[2],stop_gradient:[true],value:1.5} : () -> tensor<2xf64>
+    (%5) = "pd_op.full" () {dtype:float64,place:Place(cpu),shape:[2],stop_gradient:[true],value:1.5} : () -> tensor<2xf64>
     (%6) = "pd_op.data" () {dtype:float64,name:"x",place:Place(undefined:0),shape:[2],stop_gradient:[true]} : () -> tensor<2xf64>
-    (%7) = "pd_op.multiply" (%6, %0) {stop_gradient:[true]} : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    (%7) = "pd_op.multiply" (%6, %5) {stop_gradient:[true]} : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
     (%8) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:0} : () -> tensor<f32>
     (%9) = "pd_op.divide" (%8, %8) {stop_gradient:[true]} : (tensor<f32>, tensor<f32>) -> tensor<f32>
     (%10) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[],stop_gradient:[true],value:4.61169e+18} : () -> tensor<i64>
     (%11) = "pd_op.scale" (%10, <<NULL VALUE>>) {bias:1,bias_after_scale:true,scale:1,stop_gradient:[true]} : (tensor<i64>, <<NULL TYPE>>) -> tensor<i64>
-    (%1) = "pd_op.full" () {dtype:int32,place:Place(cpu),shape:[],stop_gradient:[true],value:-3} : () -> tensor<i32>
-    (%2) = "pd_op.full" () {dtype:bool,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<b>
+    (%14) = "pd_op.full" () {dtype:int32,place:Place(cpu),shape:[],stop_gradient:[true],value:-3} : () -> tensor<i32>
+    (%15) = "pd_op.full" () {dtype:bool,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<b>
 }
 """  # noqa: E501
 

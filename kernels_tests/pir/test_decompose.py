@@ -53,13 +53,13 @@ SOFTMAX_BEFORE = """\
 SOFTMAX_AFTER = """\
 {
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[2,3],stop_gradient:[true]} : () -> tensor<2x3xf32>
-    (%1) = "pd_op.max" (%0, <<NULL VALUE>>) {axis:[-1],keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
-    (%2) = "pd_op.subtract" (%0, %1) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
-    (%3) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:-64} : () -> tensor<f32>
-    (%4) = "pd_op.maximum" (%2, %3) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
-    (%5) = "pd_op.exp" (%4) {stop_gradient:[true]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    (%6) = "pd_op.sum" (%5, <<NULL VALUE>>) {axis:[-1],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
-    (%7) = "pd_op.divide" (%5, %6) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+    (%2) = "pd_op.max" (%0, <<NULL VALUE>>) {axis:[-1],keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
+    (%3) = "pd_op.subtract" (%0, %2) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+    (%4) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:-64} : () -> tensor<f32>
+    (%5) = "pd_op.maximum" (%3, %4) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    (%6) = "pd_op.exp" (%5) {stop_gradient:[true]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    (%7) = "pd_op.sum" (%6, <<NULL VALUE>>) {axis:[-1],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
+    (%1) = "pd_op.divide" (%6, %7) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
 }
 """  # noqa: E501
 
@@ -73,14 +73,14 @@ SILU_F16_BEFORE = """\
 SILU_F16_AFTER = """\
 {
     (%0) = "pd_op.data" () {dtype:float16,name:"x",place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf16>
-    (%1) = "pd_op.cast" (%0) {dtype:float32,stop_gradient:[true]} : (tensor<4xf16>) -> tensor<4xf32>
-    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:-1} : () -> tensor<f32>
-    (%3) = "pd_op.multiply" (%1, %2) {stop_gradient:[true]} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-    (%4) = "pd_op.exp" (%3) {stop_gradient:[true]} : (tensor<4xf32>) -> tensor<4xf32>
-    (%5) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
-    (%6) = "pd_op.add" (%4, %5) {stop_gradient:[true]} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-    (%7) = "pd_op.divide" (%1, %6) {stop_gradient:[true]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    (%8) = "pd_op.cast" (%7) {dtype:float16,stop_gradient:[true]} : (tensor<4xf32>) -> tensor<4xf16>
+    (%2) = "pd_op.cast" (%0) {dtype:float32,stop_gradient:[true]} : (tensor<4xf16>) -> tensor<4xf32>
+    (%3) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:-1} : () -> tensor<f32>
+    (%4) = "pd_op.multiply" (%2, %3) {stop_gradient:[true]} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    (%5) = "pd_op.exp" (%4) {stop_gradient:[true]} : (tensor<4xf32>) -> tensor<4xf32>
+    (%6) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%7) = "pd_op.add" (%5, %6) {stop_gradient:[true]} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    (%8) = "pd_op.divide" (%2, %7) {stop_gradient:[true]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    (%1) = "pd_op.cast" (%8) {dtype:float16,stop_gradient:[true]} : (tensor<4xf32>) -> tensor<4xf16>
 }
 """  # noqa: E501
 
@@ -109,24 +109,24 @@ LAYER_NORM_AFTER = """\
 {
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[2,3,4],stop_gradient:[true]} : () -> tensor<2x3x4xf32>
     (%1) = "pd_op.data" () {dtype:float32,name:"w",place:Place(undefined:0),shape:[12],stop_gradient:[true]} : () -> tensor<12xf32>
-    (%2) = "pd_op.sum" (%0, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
-    (%3) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:12} : () -> tensor<f32>
-    (%4) = "pd_op.divide" (%2, %3) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%5) = "pd_op.square" (%0) {stop_gradient:[true]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-    (%6) = "pd_op.sum" (%5, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
-    (%7) = "pd_op.divide" (%6, %3) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%8) = "pd_op.square" (%4) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
-    (%9) = "pd_op.subtract" (%7, %8) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
-    (%10) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:0} : () -> tensor<f32>
-    (%11) = "pd_op.maximum" (%9, %10) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%12) = "pd_op.subtract" (%0, %4) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
-    (%13) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1e-05} : () -> tensor<f32>
-    (%14) = "pd_op.add" (%11, %13) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
-    (%15) = "pd_op.rsqrt" (%14) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
-    (%16) = "pd_op.multiply" (%12, %15) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
-    (%17) = "pd_op.reshape" (%1, <<NULL VALUE>>) {shape:[3,4],stop_gradient:[true]} : (tensor<12xf32>, <<NULL TYPE>>) -> tensor<3x4xf32>
-    (%18) = "pd_op.multiply" (%16, %17) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
-    (%19) = "pd_op.reshape" (%4, <<NULL VALUE>>) {shape:[0],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
+    (%5) = "pd_op.sum" (%0, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
+    (%6) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:12} : () -> tensor<f32>
+    (%7) = "pd_op.divide" (%5, %6) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%8) = "pd_op.square" (%0) {stop_gradient:[true]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    (%9) = "pd_op.sum" (%8, <<NULL VALUE>>) {axis:[1,2],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3x4xf32>, <<NULL TYPE>>) -> tensor<2x1x1xf32>
+    (%10) = "pd_op.divide" (%9, %6) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%11) = "pd_op.square" (%7) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%12) = "pd_op.subtract" (%10, %11) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%13) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:0} : () -> tensor<f32>
+    (%14) = "pd_op.maximum" (%12, %13) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%15) = "pd_op.subtract" (%0, %7) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
+    (%16) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1e-05} : () -> tensor<f32>
+    (%17) = "pd_op.add" (%14, %16) {stop_gradient:[true]} : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+    (%18) = "pd_op.rsqrt" (%17) {stop_gradient:[true]} : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    (%19) = "pd_op.multiply" (%15, %18) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
+    (%20) = "pd_op.reshape" (%1, <<NULL VALUE>>) {shape:[3,4],stop_gradient:[true]} : (tensor<12xf32>, <<NULL TYPE>>) -> tensor<3x4xf32>
+    (%2) = "pd_op.multiply" (%19, %20) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+    (%3) = "pd_op.reshape" (%7, <<NULL VALUE>>) {shape:[0],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
 }
 """  # noqa: E501
 
@@ -156,6 +156,7 @@ def test_from_names_knows_the_passes_and_the_default_prepares_fusion() -> None:
     assert set(FUSION_PREP) <= set(PASSES)
     assert PassManager().passes == (
         "fold_mutable_attributes",
+        "fold_empty_tensors",
         "decompose_composites",
         "constant_folding",
         "common_subexpression_elimination",

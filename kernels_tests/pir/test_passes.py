@@ -86,6 +86,16 @@ def test_pass_manager_dumps_each_step(tmp_path):
     assert (tmp_path / "02_dead_code_elimination.pir").read_text() == SCALARS_AFTER
 
 
+def test_a_pass_dump_that_cannot_be_written_warns_and_the_passes_go_on(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    program = parse_program(SCALARS_BEFORE)
+    manager = PassManager.from_names(FOLD_AND_DCE, dump_dir=str(blocker / "dumps"))
+    with pytest.warns(RuntimeWarning, match="cannot write the pass dump .*go on without dumps"):
+        manager.run(program)
+    assert print_program(program) == SCALARS_AFTER
+
+
 def test_unknown_pass_is_named():
     with pytest.raises(ValueError, match=r"unknown pass\(es\) \['nope'\]"):
         PassManager(passes=("nope",))

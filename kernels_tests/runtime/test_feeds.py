@@ -107,3 +107,61 @@ def test_ml_dtypes_bfloat16_is_taken_as_its_bits():
     checked = check_feeds(PROGRAM, feeds(b=values))
     assert checked["b"].dtype == np.uint16
     np.testing.assert_array_equal(checked["b"], values.view(np.uint16))
+
+
+class RaisingArray:
+    """An object whose conversion to an array fails, as a broken array-like would."""
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("cannot convert")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            [[1, 2], [3]],
+            r"feed 'x': expected a rectangular list of numbers, got a ragged list "
+            r"\(its rows differ in length\)",
+        ),
+        ([[1, "a"]], r"feed 'x': expected numbers or bools, got a list holding strings"),
+        ([[None, 1.0]], r"feed 'x': expected numbers or bools, got a list holding None, float"),
+        ([[object()]], r"feed 'x': expected numbers or bools, got a list holding object"),
+        ([[2**70]], r"got a list holding integers too large for int64"),
+        ([RaisingArray()], r"got a list NumPy cannot convert \(cannot convert\)"),
+        ("abc", r"feed 'x': expected a NumPy, CuPy or DLPack array, got str"),
+        ({1, 2}, r"feed 'x': expected a NumPy, CuPy or DLPack array, got set"),
+        (np.array([object()] * 6), r"feed 'x': expected float32 \[-1, 6\], got object \[6\]"),
+        (np.array([["a"] * 6]), r"feed 'x': expected float32 \[-1, 6\], got str \[1, 6\]"),
+        (2.5, r"feed 'x': expected float32 \[-1, 6\], got float64 \[\]"),
+        (np.zeros((2, 6), np.complex64), r"got complex64 \[2, 6\]"),
+        (np.zeros((2, 6), ">f8"), r"got big-endian float64 \[2, 6\]"),
+    ],
+)
+def test_python_values_that_are_no_tensor_are_feed_errors(value, message):
+    with pytest.raises(FeedError, match=message):
+        check_feeds(PROGRAM, feeds(x=value))
+
+
+def test_feeds_and_params_must_be_mappings():
+    with pytest.raises(
+        FeedError, match=r"feed '<feeds>': expected a dict of arrays keyed by name, got a list"
+    ):
+        check_feeds(PROGRAM, [np.zeros((3, 6), np.float32)])
+    with pytest.raises(FeedError, match=r"feed '<params>': expected a dict .*, got a tuple"):
+        check_params(PROGRAM, ("w",))
+    with pytest.raises(FeedError, match=r"feed 'x': .* got nothing \(it is missing\)"):
+        check_feeds(PROGRAM, None)
+
+
+def test_a_byte_swapped_array_of_the_right_type_is_taken():
+    x = np.arange(12, dtype=">f4").reshape(2, 6)
+    checked = check_feeds(PROGRAM, feeds(x=x))["x"]
+    assert checked.dtype == np.float32 and checked.dtype.isnative
+    np.testing.assert_array_equal(checked, x)
+
+
+def test_rectangular_lists_of_the_right_kind_work():
+    checked = check_params(PROGRAM, {"w": np.asarray([1.0] * 6, np.float32)})
+    assert checked["w"].shape == (6,)
+    assert to_array("x", [[True, False]]).dtype == np.bool_

@@ -10,6 +10,13 @@
 #ifndef CINN_PY_RUNTIME_H
 #define CINN_PY_RUNTIME_H
 
+/* Everything here has internal linkage (an unnamed namespace): a generated source is one
+ * translation unit, and on cuda-emu a helper's __shared__ array is a function-local
+ * static, which in a function of external linkage would be a comdat object whose
+ * section flags conflict with a kernel's own __shared__ arrays (g++: "section type
+ * conflict", a transposing kernel and a grid reduction in one unit). */
+namespace {
+
 /* The IR's Min and Max: `a < b ? a : b` and `a > b ? a : b`, no NaN rule of their own
  * (lowering spells NaN propagation out with Select and isnan where an op needs it). */
 template <class T>
@@ -19,6 +26,118 @@ __device__ __forceinline__ T cinn_min(T a, T b) {
 template <class T>
 __device__ __forceinline__ T cinn_max(T a, T b) {
     return a > b ? a : b;
+}
+
+/* ---- Defined integer arithmetic ----------------------------------------------------
+ * C leaves signed overflow, division by zero, INT_MIN / -1 and out-of-range float ->
+ * integer conversions undefined: g++ folds sign(x * x) to 1 assuming x * x >= 0, x86
+ * traps on a zero divisor, and a converted NaN is 0 on one path and INT_MIN on another.
+ * The IR defines them all (as the reference executor computes), and codegen spells
+ * value arithmetic with these helpers; index arithmetic (loop variables, offsets,
+ * guards) stays plain `int`, which is assumed not to overflow.
+ *
+ * cinn_wrap_add / sub / mul: two's-complement wrap-around, done in the unsigned type
+ * and converted back (modular in C++20 and in every compiler before it).  The unsigned
+ * operation is the same machine instruction as the signed one (PTX add.s32 and add.u32
+ * are one add).  Other types (floats; the narrow ints, which C promotes to int, where
+ * nothing overflows) take the plain operator. */
+template <class T>
+__device__ __forceinline__ T cinn_wrap_add(T a, T b) {
+    return a + b;
+}
+template <class T>
+__device__ __forceinline__ T cinn_wrap_sub(T a, T b) {
+    return a - b;
+}
+template <class T>
+__device__ __forceinline__ T cinn_wrap_mul(T a, T b) {
+    return a * b;
+}
+#define CINN_PY_INT_OPS(T, U)                                                      \
+    __device__ __forceinline__ T cinn_wrap_add(T a, T b) {                         \
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));              \
+    }                                                                              \
+    __device__ __forceinline__ T cinn_wrap_sub(T a, T b) {                         \
+        return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));              \
+    }                                                                              \
+    __device__ __forceinline__ T cinn_wrap_mul(T a, T b) {                         \
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));              \
+    }                                                                              \
+    __device__ __forceinline__ T cinn_abs(T a) {                                   \
+        return a < 0 ? static_cast<T>(0 - static_cast<U>(a)) : a;                  \
+    }                                                                              \
+    __device__ __forceinline__ T cinn_div(T a, T b) {                              \
+        return b == 0 ? static_cast<T>(0)                                          \
+                      : (b == -1 ? static_cast<T>(0 - static_cast<U>(a)) : a / b); \
+    }                                                                              \
+    __device__ __forceinline__ T cinn_mod(T a, T b) {                              \
+        return (b == 0 || b == -1) ? static_cast<T>(0) : a % b;                    \
+    }
+/* cinn_abs: |a|, wrapping (the minimum is its own absolute value; C's abs is undefined
+ * there).  cinn_div: a / b truncating toward zero, 0 for b == 0, the minimum / -1
+ * wrapping to the minimum.  cinn_mod: a % b with the dividend's sign, 0 for b == 0 (and
+ * for b == -1, where x86 traps on the minimum).  The narrow ints arrive as int. */
+CINN_PY_INT_OPS(int, unsigned int)
+CINN_PY_INT_OPS(long long, unsigned long long)
+#undef CINN_PY_INT_OPS
+
+/* base ** exponent in the integers, wrapping (square and multiply); a negative exponent
+ * gives 1 / base ** -exponent truncated: 1 for base 1, +-1 for base -1, else 0 (also for
+ * base 0, as an integer division by zero gives 0).  T: int or long long. */
+template <class T>
+__device__ __forceinline__ T cinn_int_pow(T base, T exponent) {
+    if (exponent < 0) {
+        return base == 1 ? 1 : (base == -1 ? ((exponent & 1) ? -1 : 1) : 0);
+    }
+    T result = 1;
+    while (exponent != 0) {
+        if (exponent & 1) {
+            result = cinn_wrap_mul(result, base);
+        }
+        exponent >>= 1;
+        base = cinn_wrap_mul(base, base);
+    }
+    return result;
+}
+
+/* Float -> integer conversion, cinn_float_to_int<T>(x) for x float or double: truncate
+ * toward zero, saturate to T's range, NaN -> 0, for every input (static_cast is
+ * undefined out of range).  That is PTX's cvt.rzi.{s32,s64}.{f32,f64}, which CUDA's
+ * __float2int_rz / __float2ll_rz / __double2int_rz / __double2ll_rz compile to, one
+ * instruction each (the emulator defines them by the same rule); the narrow types clamp
+ * the int result once more.  16-bit floats arrive as float (exact). */
+__device__ __forceinline__ int cinn_clamp_int(int v, int lo, int hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+template <class T>
+struct cinn_float_to_int_impl;
+template <>
+struct cinn_float_to_int_impl<int> {
+    __device__ __forceinline__ static int from(float x) { return __float2int_rz(x); }
+    __device__ __forceinline__ static int from(double x) { return __double2int_rz(x); }
+};
+template <>
+struct cinn_float_to_int_impl<long long> {
+    __device__ __forceinline__ static long long from(float x) { return __float2ll_rz(x); }
+    __device__ __forceinline__ static long long from(double x) { return __double2ll_rz(x); }
+};
+#define CINN_PY_NARROW_FROM_FLOAT(T, LO, HI)                                              \
+    template <>                                                                           \
+    struct cinn_float_to_int_impl<T> {                                                    \
+        __device__ __forceinline__ static T from(float x) {                               \
+            return static_cast<T>(cinn_clamp_int(__float2int_rz(x), LO, HI));             \
+        }                                                                                 \
+        __device__ __forceinline__ static T from(double x) {                              \
+            return static_cast<T>(cinn_clamp_int(__double2int_rz(x), LO, HI));            \
+        }                                                                                 \
+    };
+CINN_PY_NARROW_FROM_FLOAT(signed char, -128, 127)
+CINN_PY_NARROW_FROM_FLOAT(unsigned char, 0, 255)
+CINN_PY_NARROW_FROM_FLOAT(short, -32768, 32767)
+#undef CINN_PY_NARROW_FROM_FLOAT
+template <class T, class F>
+__device__ __forceinline__ T cinn_float_to_int(F x) {
+    return cinn_float_to_int_impl<T>::from(x);
 }
 
 /* The lanes of a vectorized loop: N values of T, as aligned as one memory transaction of
@@ -40,14 +159,15 @@ struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) cinn_vec {
 
 /* Cross-thread reductions (a Reduce the schedule's factorize_reduction spread over the
  * threads of a block).  The combine functors match the serial accumulators codegen
- * writes: float max / min keep a NaN (NumPy's max), `a != a` being isnan for any type. */
+ * writes: integer sums and products wrap, float max / min keep a NaN (NumPy's max), `a
+ * != a` being isnan for any type. */
 struct cinn_reduce_sum {
     template <class T>
-    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+    __device__ __forceinline__ T operator()(T a, T b) const { return cinn_wrap_add(a, b); }
 };
 struct cinn_reduce_prod {
     template <class T>
-    __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+    __device__ __forceinline__ T operator()(T a, T b) const { return cinn_wrap_mul(a, b); }
 };
 struct cinn_reduce_max {
     template <class T>
@@ -305,5 +425,7 @@ __device__ __forceinline__ bool cinn_last_block_done(volatile int* semaphore, in
     }
     return last;
 }
+
+}  // namespace
 
 #endif /* CINN_PY_RUNTIME_H */

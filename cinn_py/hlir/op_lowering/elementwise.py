@@ -3,10 +3,12 @@
 Each op converts its operands to the compute type of its result (`scalar.py`), builds
 the reference kernel's formula from IR nodes and intrinsics, and converts the result
 back. Integer rules follow `cinn_py/reference_ops/elementwise.py`: `divide` truncates
-(C's `/`), `floor_divide` floors, `remainder` takes the divisor's sign. Float
-`floor_divide` is NumPy's own algorithm (fmod, then snap the quotient), which is not
-`floor(x / y)`: 1 // 0.1 is 9. Comparisons and logic ops read their operands as they
-are and compare in the type NumPy promotes the pair to (float16 in float32, exactly).
+(C's `/`), `floor_divide` floors, `remainder` takes the divisor's sign; arithmetic
+wraps, a zero divisor gives 0 and INT_MIN / -1 wraps (the IR's `Add` ... `Div` / `Mod`
+nodes mean exactly that, and codegen emits them so). Float `floor_divide` is NumPy's
+own algorithm (fmod, then snap the quotient), which is not `floor(x / y)`: 1 // 0.1
+is 9. Comparisons and logic ops read their operands as they are and compare in the
+type NumPy promotes the pair to (float16 in float32, exactly).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype
 from cinn_py.hlir.op_lowering.scalar import (
     BOOL,
     F32,
-    F64,
     HALF,
     compute_type,
     const,
@@ -42,7 +43,6 @@ from cinn_py.ir.expr import (
     NE,
     Add,
     And,
-    Cast,
     Div,
     Expr,
     Mod,
@@ -132,6 +132,11 @@ def floor_divide(a: Expr, b: Expr) -> Expr:
     snapped = Select(
         GT(Sub(div, floor), const(0.5, div.dtype)), Add(floor, const(1, div.dtype)), floor
     )
+    # A zero quotient takes the sign of a / b (NumPy's copysign(0, a / b)): -0.3 // -inf
+    # is +0, where floor((a - mod) / b) gives -0 (and a later pow(q, -1) -inf for inf).
+    # `x * 0` keeps x's sign for the finite a / b this branch sees.
+    signed_zero = Mul(Div(a, b), const(0, a.dtype))
+    snapped = Select(NE(div, zero(div)), snapped, signed_zero)
     return Select(EQ(b, zero(b)), Div(a, b), snapped)
 
 
@@ -143,12 +148,10 @@ def remainder(a: Expr, b: Expr) -> Expr:
 
 
 def power(a: Expr, b: Expr) -> Expr:
-    """C's pow; integer tensors go through float64 pow and round to the nearest
-    integer (exact where the result fits; GPU pow may be off by an ulp)."""
-    if a.dtype.is_float:
-        return intrinsic("pow", a, b)
-    result = intrinsic("rint", intrinsic("pow", Cast(F64, a), Cast(F64, b)))
-    return Cast(a.dtype, result)
+    """C's pow for floats; for integers the `pow` intrinsic on integers, the exact
+    wrapping power of the reference's `int_power` (a negative exponent: 1 / x**-y
+    truncated, 0 for x = 0)."""
+    return intrinsic("pow", a, b)
 
 
 def zero(x: Expr) -> Expr:
@@ -195,7 +198,8 @@ _MAX_MULTIPLY_EXPONENT = 16
 def _pow(ctx: LowerContext) -> Compute:
     """`pow` with the Scalar exponent `y`. Floats: C pow of |x| where x is infinite or
     zero (Paddle drops their sign). Integers truncate the exponent; small ones multiply
-    out (exact, wrapping like the reference's int64 power), others use float64 pow."""
+    out, others are the integer `pow` intrinsic (both exact and wrapping, as the
+    reference's `int_power`)."""
     exponent = ctx.attr("y", 1.0)
 
     def fn(v: Expr) -> Expr:

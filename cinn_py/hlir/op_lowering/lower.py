@@ -100,8 +100,8 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
                 # A reduction result its group reads again is stored once, in a temp the
                 # schedule keeps in registers, rather than recomputed by every consumer.
                 temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
-                temps.append(temp)
-                nests.add(lowered, temp)
+                if nests.add(lowered, temp):
+                    temps.append(temp)
                 values[id(value)] = placeholder(temp)
                 if id(value) in out_buffers:
                     nests.add(placeholder(temp), out_buffers[id(value)])
@@ -111,7 +111,8 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
             buffer = out_buffers.get(id(value))
             if buffer is None:
                 buffer = _buffer(names, value)
-                temps.append(buffer)
+                if lowered.size:
+                    temps.append(buffer)
             nests.add(lowered, buffer)
             if not inline:
                 values[id(value)] = placeholder(buffer)
@@ -238,9 +239,11 @@ class _NestBuilder:
         self.stmts: list[Stmt] = []
         self.loops = 0
 
-    def add(self, compute: Compute, buffer: Buffer) -> None:
+    def add(self, compute: Compute, buffer: Buffer) -> bool:
+        """Adds the nest storing `compute` into `buffer`; False (and no nest) for an
+        empty tensor, which has nothing to compute and needs no temp."""
         if compute.size == 0:
-            return  # an empty tensor: nothing to compute
+            return False
         nest = len(self.stmts)
         dtype = self.index_dtype
         loop_vars, iter_vars = [], []
@@ -262,6 +265,7 @@ class _NestBuilder:
         for var, extent in zip(reversed(loop_vars), reversed(compute.shape), strict=True):
             stmt = For(var, 0, extent, ForType.SERIAL, Block([stmt]))
         self.stmts.append(stmt)
+        return True
 
 
 class _Loads(Visitor):

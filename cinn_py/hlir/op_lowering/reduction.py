@@ -6,7 +6,8 @@ dims at the output's indices, so an elementwise producer inlines into the reduce
 The axes follow the reference (`cinn_py/reference_ops/reduction.py`): the folded `axis`
 attribute (sum/mean/max/min/prod) or the plain `axis` attribute (all/any), negative
 axes counted from the end, an empty list (or prod's `reduce_all`) reducing every dim,
-and a 0-D input reducing to itself.
+and a 0-D input reducing to itself. Reduced dims of extent 1 get no reduce axis (they are
+read at 0), so a reduction over one-element dims only is the element itself.
 
 Accumulation types (the reference accumulates floats in float64 and integers in int64):
 
@@ -117,6 +118,9 @@ def _lower(
         count = 1
         for axis in axes:
             count *= x.shape[axis]
+        if count == 0 and kind in (ReduceType.MAX, ReduceType.MIN):
+            empty = next(a for a in axes if x.shape[a] == 0)
+            raise ctx.shape_error(f"{kind.value} over axis {empty}, which has size 0, has no value")
 
         def element(value: Expr) -> Expr:
             return truthy(value) if acc is BOOL else convert(value, acc)
@@ -135,12 +139,24 @@ def _lower(
                 kept = list(indices)
             if count == 0:  # an empty reduction: the identity
                 return finish(_identity(kind, acc))
-            rvars = {d: Var(ctx.fresh_name("r"), ctx.index_dtype, 0, x.shape[d]) for d in axes}
+            # A reduced dim of extent 1 is read at 0, with no axis: an index such as
+            # `r * 4 + i` over a one-element axis would tie the thread that folds r to
+            # a value no other thread reads (set_buffer refuses such a register).
+            rvars = {
+                d: Var(ctx.fresh_name("r"), ctx.index_dtype, 0, x.shape[d])
+                for d in axes
+                if x.shape[d] != 1
+            }
             at, rest = [], iter(kept)
             for d in range(x.rank):
-                at.append(rvars[d] if d in rvars else next(rest))
+                if d in rvars:
+                    at.append(rvars[d])
+                elif d in axes:
+                    at.append(const(0, ctx.index_dtype))
+                else:
+                    at.append(next(rest))
             body = element(x(at))
-            if not rvars:  # a 0-D input reduces to itself
+            if not rvars:  # a 0-D input, or only one-element axes: the element itself
                 return finish(body)
             return finish(Reduce(kind, _identity(kind, acc), body, list(rvars.values())))
 

@@ -3,11 +3,12 @@
 The reference (`cinn_py/reference_ops/context.py`) computes an op producing float16,
 bfloat16 or float32 in float32 and rounds the result to its dtype once; float64 in
 float64; integers in an integer type (its wrap-around is the result's). Conversions
-follow NumPy's `astype`: floats truncate to integers, anything nonzero (NaN too) is
-true. Here that becomes: operands `convert`ed to the compute type, the op's
-expression, the result `convert`ed to the declared dtype. float16 and bfloat16 only
-ever meet float32 (`Cast(float32, x)`, `Cast(float16, y)`), never another type or
-arithmetic of their own, so the code generator needs no half-precision arithmetic.
+follow the reference's `to_dtype`: floats truncate to integers, saturating, NaN to 0
+(`dtypes.float_to_int`); anything nonzero (NaN too) is true. Here that becomes:
+operands `convert`ed to the compute type, the op's expression, the result
+`convert`ed to the declared dtype. float16 and bfloat16 only ever meet float32
+(`Cast(float32, x)`, `Cast(float16, y)`), never another type or arithmetic of their
+own, so the code generator needs no half-precision arithmetic.
 
 Min/Max nodes are `a < b ? a : b` (no NaN rule); NumPy's maximum and minimum return
 NaN when either side is NaN, so `nan_max` / `nan_min` build that from Select.
@@ -33,7 +34,7 @@ from cinn_py.ir.expr import (
     Sub,
     make_const,
 )
-from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 
 F32 = DataType.FLOAT32
 F64 = DataType.FLOAT64
@@ -75,16 +76,16 @@ def wrap_int(value: int, dtype: DataType) -> int:
 
 
 def const(value: float | int | bool, dtype: DataType) -> Expr:
-    """A constant of `dtype` holding `value` as `np.full` would: rounded for floats,
-    truncated and wrapped for integers, nonzero for bool."""
+    """A constant of `dtype` holding `value` as the reference's `full` does: rounded for
+    floats, a float converted to an integer by `float_to_int` (truncated, saturated,
+    NaN 0), an integer wrapped, nonzero for bool."""
     if dtype is BOOL:
         return make_const(bool(value), dtype)
     if dtype.is_float:
         return FloatImm(round_float(float(value), dtype), dtype)
     if dtype.is_integer:
         if isinstance(value, float):
-            with np.errstate(invalid="ignore", over="ignore"):
-                value = int(np.array(value).astype(dtype.numpy))
+            value = int(float_to_int(value, dtype))
         return make_const(wrap_int(int(value), dtype), dtype)
     raise TypeError(f"no constant of type {dtype.value}")
 

@@ -40,6 +40,8 @@ stores, strided loads.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
@@ -67,6 +69,7 @@ from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import BlockRef, IRSchedule, Trace
 from cinn_py.ir.schedule.analysis import single_store
 from cinn_py.ir.schedule.thread_sync import check_barriers
+from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     BindInfo,
     Block,
@@ -311,12 +314,17 @@ def _needs_clamp(node: ScheduleBlockRealize) -> bool:
 def _clamp_cross_thread_blocks(func: LoweredFunc) -> LoweredFunc:
     """Every block holding a cross-thread Reduce (or storing a register temp, see
     `_needs_clamp`) whose iter values the enclosing loops may carry out of range gets
-    them clamped instead (`min(value, upper - 1)`, `max(value,
-    lower)`), so that `insert_bound_guards` proves them in range and puts no `if` around
-    the combine, whose barriers wait for every thread of the block. A thread past the
-    end then computes an element in range and stores it again, bit for bit the value
-    its owner stores: the threads that combine share their iter values (a loop bound to
-    the combine's axis cannot enclose the block), so they fold the same element."""
+    them clamped instead, so that `insert_bound_guards` proves them in range and puts no
+    `if` around the combine, whose barriers wait for every thread of the block. A thread
+    past the end then computes an element in range and stores it again, bit for bit the
+    value its owner stores: the threads that combine share their iter values (a loop
+    bound to the combine's axis cannot enclose the block), so they fold the same element.
+
+    The clamp is of the block's element as a whole, not of each iter value alone
+    (`clamped_iter_values`): a row cache (`cache_read`) clamps the fused row
+    `min(row, rows - 1)`, so a warp past the last row holds the last row's values, and
+    the block must then name that row too. Clamping `(r / 3, r % 3)` dim by dim would
+    name `(1, 0)` for r = 6 of 6 rows and store the last row's sum there."""
     body = _Clamper().visit(func.body)
     if body is func.body:
         return func
@@ -333,16 +341,73 @@ class _Clamper(ScopedStmtMutator):
         if not _needs_clamp(node):
             return node
         domain = IndexDomain(self.loops, self.guards, node.iter_values)
-        values = []
-        for iv, value in zip(node.schedule_block.iter_vars, node.iter_values, strict=True):
-            lower = None if iv.lower is None else IntImm(iv.lower, value.dtype)
-            if lower is not None and not domain.always(value.ge(lower)):
-                value = e.Max(value, lower)
-            if iv.upper is not None:
-                last = IntImm(iv.upper - 1, value.dtype)
-                if not domain.always(value.le(last)):
-                    value = e.Min(value, last)
-            values.append(value)
+        values = clamped_iter_values(node.schedule_block.iter_vars, node.iter_values, domain)
         if all(a is b for a, b in zip(values, node.iter_values, strict=True)):
             return node
         return ScheduleBlockRealize(values, node.schedule_block)
+
+
+def clamped_iter_values(
+    iter_vars: Sequence[Var], values: Sequence[e.Expr], domain: IndexDomain
+) -> list[e.Expr]:
+    """`values` (bound to `iter_vars`) where every point of `domain` names an element in
+    range: unchanged where `domain` proves them in range; else, for iter vars over
+    `[0, extent)`, the row-major offset of the element clamped to `[0, count - 1]` and
+    split back into its dims, so that a point past the end names the last element (as a
+    row cache's `min(row, rows - 1)` does); iter vars with another range are clamped
+    one by one."""
+    values = list(values)
+    out = [
+        i
+        for i, (iv, value) in enumerate(zip(iter_vars, values, strict=True))
+        if not _in_range(iv, value, domain)
+    ]
+    if not out:
+        return values
+    extents = [iv.upper if iv.lower in (None, 0) else None for iv in iter_vars]
+    if len(values) == 1 or any(n is None for n in extents):
+        for i in out:
+            values[i] = _clamp_one(iter_vars[i], values[i], domain)
+        return values
+    dtype = values[0].dtype
+    strides = [math.prod(extents[k + 1 :]) for k in range(len(extents))]
+    offset: e.Expr = IntImm(0, dtype)
+    for value, stride in zip(values, strides, strict=True):
+        value = value if value.dtype is dtype else e.Cast(dtype, value)
+        offset = offset + value * IntImm(stride, dtype)
+    offset = simplify(offset)
+    count = math.prod(extents)
+    if not domain.always(offset.ge(IntImm(0, dtype))):
+        offset = e.Max(offset, IntImm(0, dtype))
+    if not domain.always(offset.le(IntImm(count - 1, dtype))):
+        offset = e.Min(offset, IntImm(count - 1, dtype))
+    clamped = []
+    for k, value in enumerate(values):
+        if extents[k] == 1:
+            part: e.Expr = IntImm(0, dtype)
+        else:
+            part = offset if strides[k] == 1 else e.Div(offset, IntImm(strides[k], dtype))
+            if k > 0:
+                part = e.Mod(part, IntImm(extents[k], dtype))
+        part = simplify(part)
+        clamped.append(part if part.dtype is value.dtype else e.Cast(value.dtype, part))
+    return clamped
+
+
+def _in_range(iv: Var, value: e.Expr, domain: IndexDomain) -> bool:
+    if iv.lower is not None and not domain.always(value.ge(IntImm(iv.lower, value.dtype))):
+        return False
+    return iv.upper is None or domain.always(value.le(IntImm(iv.upper - 1, value.dtype)))
+
+
+def _clamp_one(iv: Var, value: e.Expr, domain: IndexDomain) -> e.Expr:
+    """`value` clamped into `iv`'s range where `domain` does not prove it in range."""
+    if iv.lower is not None:
+        lower = IntImm(iv.lower, value.dtype)
+        if not domain.always(value.ge(lower)):
+            value = e.Max(value, lower)
+    if iv.upper is not None:
+        last = IntImm(iv.upper - 1, value.dtype)
+        if not domain.always(value.le(last)):
+            value = e.Min(value, last)
+    return value

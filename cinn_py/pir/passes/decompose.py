@@ -56,6 +56,8 @@ def replace_value(program: Program, old: Value, new: Value) -> None:
     taken by `new` (recorded in `program.renumbered`), so a fetch of the old number
     still finds it."""
     old.replace_all_uses_with(new)
+    if old.id_hint is not None and new.id_hint is None:
+        new.id_hint = old.id_hint  # a value made by the pass takes the number it replaces
     if old.id_hint is not None:
         program.renumbered[old.id_hint] = new
     for number, value in program.renumbered.items():
@@ -218,6 +220,8 @@ def _layer_norm(emit: _Emitter, op: Operation) -> list[Value] | None:
     out = emit.op("pd_op.multiply", centered, emit.op("pd_op.rsqrt", shifted))
     norm_dims = x.type.dims[begin:]
     scale, bias = op.operand_value(1), op.operand_value(2)
+    if count == 0:  # empty rows: `out` is empty, and a reshape to a 0 dim would copy a dim
+        scale = bias = None
     if scale is not None:
         out = emit.op("pd_op.multiply", out, _weight(emit, scale, norm_dims, dtype))
     if bias is not None:

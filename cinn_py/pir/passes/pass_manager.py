@@ -16,6 +16,7 @@ keep composites whole.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from cinn_py.pir.passes.constant_folding import fold_constants
 from cinn_py.pir.passes.cse import eliminate_common_subexpressions
 from cinn_py.pir.passes.dead_code import eliminate_dead_code
 from cinn_py.pir.passes.decompose import decompose_composites
+from cinn_py.pir.passes.empty_tensors import fold_empty_tensors
 from cinn_py.pir.passes.fold_mutable_attributes import fold_mutable_attributes
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
@@ -33,6 +35,7 @@ Pass = Callable[[Program], int]
 PASSES: dict[str, Pass] = {
     "fold_mutable_attributes": fold_mutable_attributes,
     "dead_code_elimination": eliminate_dead_code,
+    "fold_empty_tensors": fold_empty_tensors,
     "decompose_composites": decompose_composites,
     "constant_folding": fold_constants,
     "common_subexpression_elimination": eliminate_common_subexpressions,
@@ -41,6 +44,7 @@ PASSES: dict[str, Pass] = {
 
 DEFAULT_PASSES: tuple[str, ...] = (
     "fold_mutable_attributes",
+    "fold_empty_tensors",
     "decompose_composites",
     "constant_folding",
     "common_subexpression_elimination",
@@ -80,9 +84,20 @@ class PassManager:
         return program
 
     def _dump(self, program: Program, step: int, name: str) -> None:
+        """Writes the program after step `step`; a dump that cannot be written (a full or
+        read-only disk) warns once and stops this run's dumps, never failing the passes."""
         if self.dump_dir is None:
             return
-        os.makedirs(self.dump_dir, exist_ok=True)
         path = os.path.join(self.dump_dir, f"{step:02d}_{name}.pir")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(print_program(program))
+        try:
+            os.makedirs(self.dump_dir, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(print_program(program))
+        except OSError as error:
+            warnings.warn(
+                f"cannot write the pass dump {path[:200]}: {error.strerror or error}; "
+                "the passes go on without dumps",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self.dump_dir = None

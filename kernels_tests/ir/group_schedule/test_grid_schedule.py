@@ -744,3 +744,26 @@ def test_on_the_gpu(shape, axes, dtype, ops):
         assert compare(np.asarray(value), np.asarray(expected)).ok, name
         for other in runs[1:]:  # whichever block finishes last: the same bits
             assert np.asarray(other[name]).tobytes() == np.asarray(value).tobytes()
+
+
+def test_a_grid_reduction_and_a_shared_tile_share_one_unit_on_the_emulator() -> None:
+    """Found by the fuzzer: a transpose's tile (a kernel's __shared__ array) and the grid
+    reduction's last-block flag (a __shared__ static of an inline helper) in one
+    translation unit made g++ refuse it ("section type conflict"): the helpers now have
+    internal linkage, so no __shared__ static is a comdat object."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[256, 256], dtype=DataType.FLOAT32)
+    y = b.op("pd_op.data", name="y", shape=[33, 256], dtype=DataType.FLOAT32)
+    b.op("pd_op.transpose", y, perm=[1, 0])
+    b.op("pd_op.sum", x, b.op("pd_op.full_int_array", value=[]), keepdim=False)
+    rng = np.random.default_rng(3)
+    feeds = {
+        "x": rng.standard_normal((256, 256), dtype=np.float32),
+        "y": rng.standard_normal((33, 256), dtype=np.float32),
+    }
+    exe = cinn_py.compile(program, target="cuda-emu")
+    source = exe.cuda_source
+    assert "__shared__ float" in source and "cinn_last_block_done" in source
+    for got, want in zip(exe.run(feeds).values(), run_reference(program, feeds), strict=True):
+        assert compare(np.asarray(got), want).ok

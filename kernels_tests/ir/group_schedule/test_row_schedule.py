@@ -46,15 +46,15 @@ def lowered(text: str):
 SOFTMAX_TRACE = """\
 fuse(loops=[i_0, i_1]) -> i_0_i_1_fused
 bind(loop=i_0_i_1_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_1_tmp, threads=128, thread_axis=threadIdx.x)
+factorize_reduction(block=var_2_tmp, threads=128, thread_axis=threadIdx.x)
 fuse(loops=[i_2, i_3]) -> i_2_i_3_fused
 bind(loop=i_2_i_3_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_6_tmp, threads=128, thread_axis=threadIdx.x)
+factorize_reduction(block=var_7_tmp, threads=128, thread_axis=threadIdx.x)
 bind(loop=i_4, thread_axis=blockIdx.x)
 split(loop=i_5, factors=[4, 128]) -> [i_5_0, i_5_1]
 bind(loop=i_5_1, thread_axis=threadIdx.x)
-set_buffer(block=var_1_tmp, memory_type=local)
-set_buffer(block=var_6_tmp, memory_type=local)
+set_buffer(block=var_2_tmp, memory_type=local)
+set_buffer(block=var_7_tmp, memory_type=local)
 cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128) -> var_0_local"""
 
 
@@ -71,16 +71,16 @@ def test_softmax_row_schedule_trace_and_launch():
 SOFTMAX_TRACE_V8 = """\
 fuse(loops=[i_0, i_1]) -> i_0_i_1_fused
 bind(loop=i_0_i_1_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_2_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
+factorize_reduction(block=var_3_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
 fuse(loops=[i_2, i_3]) -> i_2_i_3_fused
 bind(loop=i_2_i_3_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_7_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
+factorize_reduction(block=var_8_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
 bind(loop=i_4, thread_axis=blockIdx.x)
 split(loop=i_5, factors=[4, 128, 8]) -> [i_5_0, i_5_1, i_5_2]
 vectorize(loop=i_5_2, factor=8)
 bind(loop=i_5_1, thread_axis=threadIdx.x)
-set_buffer(block=var_2_tmp, memory_type=local)
-set_buffer(block=var_7_tmp, memory_type=local)
+set_buffer(block=var_3_tmp, memory_type=local)
+set_buffer(block=var_8_tmp, memory_type=local)
 cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128, lanes=8) -> var_0_local"""
 
 

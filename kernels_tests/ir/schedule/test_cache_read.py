@@ -87,9 +87,9 @@ def test_row_schedule_caches_a_softmax_row_golden():
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     text = print_ir(result.func)
     assert FILL_BLOCK in text
-    assert f"var_1_tmp[i0_0, i1_0] = {MAX_READ}" in text
+    assert f"var_2_tmp[i0_0, i1_0] = {MAX_READ}" in text
     assert NORMALIZE_READ in text and "unroll for (i_5_0, 0, 2)" in text
-    assert not re.search(r"var_0\[i", text.split("ScheduleBlock(var_1_tmp)")[1])
+    assert not re.search(r"var_0\[i", text.split("ScheduleBlock(var_2_tmp)")[1])
     cache = result.func.temp_buffers[-1]
     assert (cache.name, cache.memory_type.value, cache.array_dims) == (
         "var_0_local",
@@ -126,12 +126,12 @@ NORMALIZE_V4 = """\
             vectorize[4] for (i_5_2, 0, 4)
             {
               if (((((i_5_0 * 128) + (i_5_1 * 4)) + i_5_2) < 40)) {
-                ScheduleBlock(var_7)
+                ScheduleBlock(var_1)
                 {
                   i0_2, i1_2 = axis.bind(((i_4_0 * 2) + i_4_1), (((i_5_0 * 128) + (i_5_1 * 4)) + i_5_2))
-                  read_buffers(var_0_local[var_0_local_d0(0:2), var_0_local_d1(0:1), var_0_local_d2(0:32), var_0_local_d3(0:4)], var_1_tmp[i0_2(0:2), var_1_tmp_d1(0:1)], var_6_tmp[i0_2(0:2), var_6_tmp_d1(0:1)])
-                  write_buffers(var_7[i0_2(0:2), i1_2(0:40)])
-                  var_7[i0_2, i1_2] = (exp(select(((var_0_local[i0_2, i_5_0, i_5_1, i_5_2] - var_1_tmp[i0_2, 0]) < -64.0000000f), -64.0000000f, (var_0_local[i0_2, i_5_0, i_5_1, i_5_2] - var_1_tmp[i0_2, 0]))) / var_6_tmp[i0_2, 0])
+                  read_buffers(var_0_local[var_0_local_d0(0:2), var_0_local_d1(0:1), var_0_local_d2(0:32), var_0_local_d3(0:4)], var_2_tmp[i0_2(0:2), var_2_tmp_d1(0:1)], var_7_tmp[i0_2(0:2), var_7_tmp_d1(0:1)])
+                  write_buffers(var_1[i0_2(0:2), i1_2(0:40)])
+                  var_1[i0_2, i1_2] = (exp(select(((var_0_local[i0_2, i_5_0, i_5_1, i_5_2] - var_2_tmp[i0_2, 0]) < -64.0000000f), -64.0000000f, (var_0_local[i0_2, i_5_0, i_5_1, i_5_2] - var_2_tmp[i0_2, 0]))) / var_7_tmp[i0_2, 0])
 """  # noqa: E501
 
 
@@ -143,12 +143,12 @@ def test_vector_lanes_of_4_golden():
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     text = print_ir(result.func)
     assert FILL_BLOCK_V4 in text
-    assert f"var_1_tmp[i0_0, i1_0] = {MAX_READ_V4}" in text
+    assert f"var_2_tmp[i0_0, i1_0] = {MAX_READ_V4}" in text
     assert NORMALIZE_V4 in text
     cache = result.func.temp_buffers[-1]
     assert [d.value for d in cache.shape] == [2, 1, 32, 4] and cache.array_dims == (1, 3)
     assert (
-        "factorize_reduction(block=var_1_tmp, threads=32, thread_axis=threadIdx.x, lanes=4)"
+        "factorize_reduction(block=var_2_tmp, threads=32, thread_axis=threadIdx.x, lanes=4)"
         in str(result.trace)
     )
     assert str(result.trace).endswith(
@@ -175,7 +175,7 @@ FILL_BLOCK_V8 = """\
     }
 """  # noqa: E501
 
-SUM_READ_V8 = "Reduce(sum across threadIdx.x, Reduce(sum, select((((((r_1_o * 32) + r_1_t) * 8) + r_1_v) < 600), exp(select(((float32(var_0_local[i0_1, r_1_o, r_1_t, r_1_v]) - var_2_tmp[i0_1, 0]) < -64.0000000f), -64.0000000f, (float32(var_0_local[i0_1, r_1_o, r_1_t, r_1_v]) - var_2_tmp[i0_1, 0]))), 0.00000000f),0.00000000f),0.00000000f)"  # noqa: E501
+SUM_READ_V8 = "Reduce(sum across threadIdx.x, Reduce(sum, select((((((r_1_o * 32) + r_1_t) * 8) + r_1_v) < 600), exp(select(((float32(var_0_local[i0_1, r_1_o, r_1_t, r_1_v]) - var_3_tmp[i0_1, 0]) < -64.0000000f), -64.0000000f, (float32(var_0_local[i0_1, r_1_o, r_1_t, r_1_v]) - var_3_tmp[i0_1, 0]))), 0.00000000f),0.00000000f),0.00000000f)"  # noqa: E501
 
 
 def test_vector_lanes_of_8_golden():
@@ -185,7 +185,7 @@ def test_vector_lanes_of_8_golden():
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     text = print_ir(result.func)
     assert FILL_BLOCK_V8 in text
-    assert f"var_7_tmp[i0_1, i1_1] = {SUM_READ_V8}" in text
+    assert f"var_8_tmp[i0_1, i1_1] = {SUM_READ_V8}" in text
     assert (
         "split(loop=i_5, factors=[3, 32, 8]) -> [i_5_0, i_5_1, i_5_2]\nvectorize(loop=i_5_2, factor=8)"
         in str(result.trace)
@@ -193,7 +193,7 @@ def test_vector_lanes_of_8_golden():
     assert structural_equal(result.replay(func), result.func)
     x = np.random.default_rng(6).standard_normal((3, 600)).astype(np.float16)
     out = np.zeros_like(x)
-    run_function(result.func, {"var_0": x, "var_9": out})
+    run_function(result.func, {"var_0": x, "var_1": out})
     xf = x.astype(np.float32)
     e = np.exp(xf - xf.max(-1, keepdims=True))
     assert compare(out, (e / e.sum(-1, keepdims=True)).astype(np.float16)).ok
@@ -209,7 +209,7 @@ def test_cached_schedule_keeps_the_values(shape, axis):
     assert any(b.array_dims for b in result.func.temp_buffers)
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
     out = np.zeros(shape, np.float32)
-    run_function(result.func, {"var_0": x, "var_7": out})
+    run_function(result.func, {"var_0": x, "var_1": out})
     e = np.exp(x - x.max(axis, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis, keepdims=True), rtol=1e-5, atol=1e-7)
 
@@ -253,7 +253,7 @@ def test_cuda_source_fills_the_registers_with_vector_loads():
     assert VECTOR_SOURCE in source
     assert "if (((var_0_local_s * 1024) + (var_0_local_t * 4)) < 3000) {" in source
     assert global_reads(source, "var_0") == 1
-    assert "*reinterpret_cast<cinn_vec<float, 4>*>(var_7 + " in source
+    assert "*reinterpret_cast<cinn_vec<float, 4>*>(var_1 + " in source
     x = np.random.default_rng(3).standard_normal((4, 3000)).astype(np.float32)
     (out,) = exe.run({"x": x}).values()
     e = np.exp(x - x.max(-1, keepdims=True))
@@ -279,8 +279,8 @@ def test_cache_read_as_a_primitive_keeps_the_values():
     assert block.name == "var_0_local"
     x = np.random.default_rng(4).standard_normal((2, 301)).astype(np.float32)
     want, got = np.zeros_like(x), np.zeros_like(x)
-    run_function(finish_schedule(before), {"var_0": x, "var_7": want})
-    run_function(finish_schedule(sch.func), {"var_0": x, "var_7": got})
+    run_function(finish_schedule(before), {"var_0": x, "var_1": want})
+    run_function(finish_schedule(sch.func), {"var_0": x, "var_1": got})
     np.testing.assert_array_equal(got, want)
 
 
@@ -292,7 +292,7 @@ def test_cache_read_as_a_primitive_keeps_the_values():
             r"a tile that threads share is cache_tile's \(shared memory\)",
         ),
         (("var_0", "texture", [1], 128), "unknown memory type 'texture'; use 'local'"),
-        (("var_7", "local", [1], 128), "buffer var_7 is written by fn_group_0; only inputs"),
+        (("var_1", "local", [1], 128), "buffer var_1 is written by fn_group_0; only inputs"),
         (("var_9", "local", [1], 128), "fn_group_0 has no input buffer var_9"),
         (("var_0", "local", [2], 128), r"axes \[2\] out of range for \[2, 301\]"),
         (("var_0", "local", [1], 128, 0), "rows_per_block must be positive, got 0"),
@@ -335,8 +335,8 @@ def test_cache_read_with_lanes_as_a_primitive_keeps_the_values():
     sch.cache_read("var_0", "local", [1], 32, 8, 4)
     x = np.random.default_rng(4).standard_normal((2, 300)).astype(np.float32)
     want, got = np.zeros_like(x), np.zeros_like(x)
-    run_function(finish_schedule(before), {"var_0": x, "var_7": want})
-    run_function(finish_schedule(sch.func), {"var_0": x, "var_7": got})
+    run_function(finish_schedule(before), {"var_0": x, "var_1": want})
+    run_function(finish_schedule(sch.func), {"var_0": x, "var_1": got})
     np.testing.assert_array_equal(got, want)
 
 
@@ -345,7 +345,7 @@ def test_a_read_outside_the_walk_is_named():
     why = cache_problem(func, "var_0", [1], 32)
     assert why is not None
     assert re.search(
-        r"the read var_0\[i0_0, r_0\] in block var_1_tmp is not inside one loop on each of "
+        r"the read var_0\[i0_0, r_0\] in block var_2_tmp is not inside one loop on each of "
         r"blockIdx.x, threadIdx.x",
         why,
     )

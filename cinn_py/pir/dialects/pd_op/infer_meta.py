@@ -13,6 +13,7 @@ such difference next to Paddle's answer).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -182,11 +183,21 @@ def int_array(ctx: InferContext, key: str) -> list[int | None]:
     """
     constant = ctx.constant(key)
     if constant is not None:
-        return [int(v) for v in _flatten(constant)]
-    value = ctx.value(key)
-    if value is None:
-        raise ctx.error("is missing (no operand and no folded attribute)", operand=key)
-    return _int_array_of(value)
+        items = _flatten(constant)
+    else:
+        value = ctx.value(key)
+        if value is None:
+            raise ctx.error("is missing (no operand and no folded attribute)", operand=key)
+        items = _int_array_of(ctx, key, value)
+    for item in items:
+        if item is not None and not (math.isfinite(float(item)) and float(item).is_integer()):
+            raise ctx.error(f"must hold integers, got {item}", operand=key)
+    return [None if item is None else int(item) for item in items]
+
+
+MAX_INT_ARRAY = 4096
+"""The most elements an IntArray operand (a shape, axes, sections) is read with: one
+computed from a tensor of more is refused rather than listed element by element."""
 
 
 def _flatten(constant: Any) -> list[Any]:
@@ -195,16 +206,22 @@ def _flatten(constant: Any) -> list[Any]:
     return [constant]
 
 
-def _int_array_of(value: Value) -> list[int | None]:
+def _int_array_of(ctx: InferContext, key: str, value: Value) -> list[Any]:
     constant = constant_of(value)
     if constant is not None:
-        return [int(v) for v in _flatten(constant)]
+        return _flatten(constant)
     op = value.defining_op
     if op is not None and op.name == "pd_op.stack" and op.operand_value(0) is not None:
-        return _int_array_of(op.operand_value(0))
+        return _int_array_of(ctx, key, op.operand_value(0))
     if op is not None and op.name == "builtin.combine" and None not in op.operand_values():
-        return [v for item in op.operand_values() for v in _int_array_of(item)]
-    return [None] * _element_count(value.type)
+        return [v for item in op.operand_values() for v in _int_array_of(ctx, key, item)]
+    count = _element_count(value.type)
+    if count > MAX_INT_ARRAY:
+        raise ctx.error(
+            f"holds {count} elements, more than an IntArray operand may ({MAX_INT_ARRAY})",
+            operand=key,
+        )
+    return [None] * count
 
 
 def _element_count(type_: Type) -> int:
@@ -224,6 +241,18 @@ def scalar(ctx: InferContext, key: str) -> Any:
     if constant is None and ctx.value(key) is None:
         raise ctx.error("is missing (no operand and no folded attribute)", operand=key)
     return constant
+
+
+def int_scalar(ctx: InferContext, key: str) -> int | None:
+    """A mutable Scalar operand that must hold an integer (an axis): its value, None if
+    computed at run time; a VerifyError for NaN, infinity or a fraction."""
+    value = scalar(ctx, key)
+    if value is None:
+        return None
+    number = float(value)
+    if not math.isfinite(number) or not number.is_integer():
+        raise ctx.error(f"must be an integer, got {value}", operand=key)
+    return int(number)
 
 
 def attr_dtype(ctx: InferContext, name: str) -> DataType:

@@ -248,12 +248,12 @@ def _infer_concat(ctx: InferContext) -> list[Type]:
     if not inputs:
         raise ctx.error("needs at least one input", operand="x")
     first = inputs[0]
-    axis = im.scalar(ctx, "axis")
+    axis = im.int_scalar(ctx, "axis")
     if axis is None:
         return [first.with_dims((DYNAMIC,) * first.rank)]
     if first.rank == 0:
         raise ctx.error("cannot concatenate 0-D tensors")
-    index = im.normalize_axis(ctx, int(axis), first.rank)
+    index = im.normalize_axis(ctx, axis, first.rank)
     return [first.with_dims(_join_dims(ctx, inputs, index))]
 
 
@@ -277,11 +277,13 @@ def _parts(x: DenseTensorType, axis: int, sizes: Sequence[int]) -> list[Type]:
 def _infer_split(ctx: InferContext) -> list[Type]:
     """SplitInferMeta: one -1 section takes the rest; unknown pieces give -1 dims."""
     x = ctx.tensor("x")
+    if x.rank == 0:
+        raise ctx.error("cannot split a 0-D tensor", operand="x")
     sections = im.int_array(ctx, "sections")
-    axis = im.scalar(ctx, "axis")
+    axis = im.int_scalar(ctx, "axis")
     if axis is None:
         return _unknown_parts(x, len(sections))
-    index = im.normalize_axis(ctx, int(axis), x.rank)
+    index = im.normalize_axis(ctx, axis, x.rank)
     total = x.dims[index]
     if None in sections:
         return _unknown_parts(x, len(sections))
@@ -305,13 +307,15 @@ def _infer_split(ctx: InferContext) -> list[Type]:
 
 def _infer_split_with_num(ctx: InferContext) -> list[Type]:
     x = ctx.tensor("x")
+    if x.rank == 0:
+        raise ctx.error("cannot split a 0-D tensor", operand="x")
     num = ctx.attr("num")
-    if num <= 0:
-        raise ctx.error(f"num must be positive, got {num}")
-    axis = im.scalar(ctx, "axis")
+    if not 0 < num <= im.MAX_INT_ARRAY:
+        raise ctx.error(f"num must be in [1, {im.MAX_INT_ARRAY}], got {num}")
+    axis = im.int_scalar(ctx, "axis")
     if axis is None:
         return _unknown_parts(x, num)
-    index = im.normalize_axis(ctx, int(axis), x.rank)
+    index = im.normalize_axis(ctx, axis, x.rank)
     total = x.dims[index]
     if total == DYNAMIC:
         return _parts(x, index, [DYNAMIC] * num)
@@ -400,10 +404,10 @@ def _infer_gather(ctx: InferContext) -> list[Type]:
             raise ctx.error(f"a 2-D index must have dims [n, 1], got {im.fmt(index.dims)}")
     elif index.rank > 2:
         raise ctx.error(f"index must be 0-D, 1-D or [n, 1], got {im.fmt(index.dims)}")
-    axis = im.scalar(ctx, "axis")
+    axis = im.int_scalar(ctx, "axis")
     if axis is not None and not -x.rank <= axis < x.rank:
         raise ctx.error(f"axis {axis} is out of range [{-x.rank}, {x.rank})")
-    a = 0 if axis is None else int(axis) % x.rank
+    a = 0 if axis is None else axis % x.rank
     if index.rank == 0:
         dims = () if x.rank == 1 else x.dims[:a] + x.dims[a + 1 :]
     else:

@@ -56,14 +56,14 @@ def _infer_arg_min_max(ctx: InferContext) -> list[Type]:
         raise ctx.error(f"dtype must be int32 or int64, got {dtype.value}")
     keepdims, flatten = ctx.attr("keepdims"), ctx.attr("flatten")
     rank = x.rank
-    axis = im.scalar(ctx, "axis")
+    axis = im.int_scalar(ctx, "axis")
     if axis is None:
         if keepdims:
             dims: tuple[int, ...] = (DYNAMIC,) * rank
         else:
             dims = () if flatten else (DYNAMIC,) * (rank - 1)
         return [x.with_dims(dims).with_dtype(dtype)]
-    index = im.normalize_axis(ctx, int(axis), rank)
+    index = im.normalize_axis(ctx, axis, rank)
     if flatten:
         dims = (1,) * rank if keepdims else ()
     else:
@@ -77,9 +77,9 @@ def _infer_cumsum(ctx: InferContext) -> list[Type]:
     x = ctx.tensor("x")
     if ctx.attr("flatten"):
         return [x.with_dims((im.product(x.dims),))]
-    axis = im.scalar(ctx, "axis")
+    axis = im.int_scalar(ctx, "axis")
     if axis is not None:
-        im.normalize_axis(ctx, int(axis), x.rank)
+        im.normalize_axis(ctx, axis, x.rank)
     return [x]
 
 

@@ -1,0 +1,614 @@
+"""Differential check of one generated program: reference vs a compiled target.
+
+`check_case(case, target)` prints the program, parses the text back (the program that
+runs is the one a reproducer holds), runs it on `reference` and on `target`, and
+compares every output with the project's dtype-aware tolerances
+(`cinn_py.tolerances`): NaN and inf positions must agree, integers and bools must match
+exactly. Any failure raises a `FuzzFailure` carrying a report (the program text, the
+error or the mismatching elements) and a signature (`kind:detail`, e.g.
+`mismatch:pd_op.sum float32` or `error:ScheduleError: ...`). Each *class* of failure (a
+mismatch; an error or crash of one exception type or signal) has its own exception
+type, so hypothesis shrinks a ScheduleError and a mismatch apart, but lets a mismatch
+shrink to a mismatch at another op (where the bug is).
+
+What is a failure:
+- the compiled target raises anything (a crash, a non-cinn_py exception, a
+  CompileError, a ScheduleError, ...), except an `UnsupportedOpError` that the
+  reference raises too or that `DOCUMENTED_REFUSALS` lists;
+- an output differs beyond tolerance (widened where the program is ill-conditioned,
+  below);
+- the reference rejects the program, or its text does not parse back to itself: a bug
+  of the generator or of the printer / parser.
+
+Conditioning: a float32 result may differ from the reference by rounding order and
+libm's last bit; an ill-conditioned program (sin of 1e30, a compare of two nearly equal
+sums, a quotient by a sum near zero) turns that into a large difference that is no
+bug. When outputs differ, the reference is run again on feeds nudged by a few units in
+the last place (`NUDGE`); each element's tolerance is widened by SLACK_FACTOR times
+how far its reference value moved, and an element whose NaN-ness, infinity or integer
+value changes under the nudge is left out of the verdict. Inputs of the `halves` and `index` kinds are never nudged (they hold exact
+ties and indices), so rounding ties are still checked exactly.
+
+`isolate=True` runs the compiled side in a forked child, so a crash (SIGSEGV, the
+SIGFPE of an integer division by zero, a hang past `CHILD_TIMEOUT`) is a failure of
+its own kind that hypothesis can shrink, instead of the end of the process.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import os
+import pickle
+import re
+import signal
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fuzz_bugs import avoided_bugs, known_failure
+from fuzz_case import FuzzCase, InputSpec
+from fuzz_programs import op_names, programs
+from hypothesis import given, settings
+
+import cinn_py
+from cinn_py.errors import CinnError, UnsupportedOpError
+from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.pir.parser import parse_program
+from cinn_py.pir.printer import print_program
+from cinn_py.pir.program import Program
+from cinn_py.pir.types import DenseTensorType
+from cinn_py.reference_ops import KERNELS, KernelContext
+from cinn_py.reference_ops.reduction import reduction
+from cinn_py.tolerances import compare, tolerance
+
+DOCUMENTED_REFUSALS: tuple[tuple[str, str], ...] = ()
+"""(op name, message fragment) of UnsupportedOpErrors the compiler documents for
+programs the reference runs; each entry names the document that says so. None yet:
+ops without a lowering run as library calls instead of being refused."""
+
+NUDGE = {"float32": 2.0**-20, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+"""Relative size of the nudge per input dtype (each element moves by 1/2 to 1 of it, up
+or down at random): 4 to 8 float32 ulps, about one float16 or bfloat16 ulp."""
+NUDGE_ROUNDS = 2
+SLACK_FACTOR = 16
+"""An element's tolerance is widened by this many times how far the reference moves
+under the nudge: a float32 reduction's rounding error can exceed the nudge's effect by
+a few times (its error grows with the row length)."""
+
+
+def one_pass_layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """layer_norm with the variance computed in float32 as E[x^2] - E[x]^2 (clamped at 0),
+    as the compiler computes it by design (Paddle's CUDA kernel does too; see
+    docs/AUTO_SCHEDULE.md), where the reference takes the exact two-pass variance: rows
+    whose mean is large next to their spread lose digits there."""
+    out, mean, variance = REFERENCE_KERNELS["pd_op.layer_norm"](ctx)
+    x = ctx.tensor(0)
+    begin = ctx.attr("begin_norm_axis", 1) % x.ndim
+    rows = x.astype(np.float32).reshape(int(np.prod(x.shape[:begin])), -1)
+    first = rows.mean(axis=1, dtype=np.float32)
+    second = (rows * rows).mean(axis=1, dtype=np.float32)
+    one_pass = np.maximum(second - first * first, np.float32(0)).astype(np.float64)
+    eps = ctx.attr("epsilon", 1e-5)
+    ratio = np.sqrt((variance.reshape(-1) + eps) / (one_pass + eps))
+    bias = ctx.optional(2)
+    shift = 0.0 if bias is None else np.asarray(bias, dtype=np.float64).reshape(-1)
+    rescaled = shift + (out.reshape(rows.shape) - shift) * ratio[:, None]
+    return rescaled.reshape(x.shape), mean, one_pass.reshape(variance.shape)
+
+
+def _float32_sum(x: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.sum(x, axis=axes, dtype=np.float32, keepdims=keepdim)
+
+
+def _float32_mean(x: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
+    total = _float32_sum(x, axes, keepdim)
+    count = x.size // max(total.size, 1) if x.size else 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return total / np.float32(count)
+
+
+def float32_accumulation(
+    name: str, reducer: Callable[..., np.ndarray]
+) -> Callable[[KernelContext], np.ndarray]:
+    """The reference kernel `name` accumulating float32 and 16-bit floats in float32
+    (others as the reference does)."""
+    in_float32 = reduction(reducer)
+
+    def kernel(ctx: KernelContext) -> np.ndarray:
+        x = ctx.tensor(0)
+        if x.dtype.kind == "f" and x.dtype.itemsize <= 4:
+            return in_float32(ctx)
+        return REFERENCE_KERNELS[name](ctx)
+
+    return kernel
+
+
+REFERENCE_KERNELS = dict(KERNELS)
+NUMERICS_VARIANTS = {
+    "pd_op.layer_norm": one_pass_layer_norm,
+    "pd_op.sum": float32_accumulation("pd_op.sum", _float32_sum),
+    "pd_op.mean": float32_accumulation("pd_op.mean", _float32_mean),
+}
+"""Reference kernels with the numerics the compiler documents instead of the
+reference's (float64 accumulation, two-pass variance): float32 sums and means (what the
+compiled kernels accumulate in), layer_norm's one-pass variance. How far they move an
+output widens its tolerance like the nudge does: a float32 sum of 129000 terms that
+cancel to ~1e-4 is off by ~5e-5."""
+CHILD_TIMEOUT = 300
+"""Seconds a forked compile-and-run may take before it counts as a hang."""
+
+STATS: Counter[str] = Counter()
+"""Counts for summaries: `tried:<family>`, `masked:<family>` (examples whose
+mismatches were all ill-conditioned), `known:<family>` (failures of open bugs
+fuzz_bugs.py lists), `failed:<family>`."""
+
+
+class FuzzFailure(AssertionError):
+    """A program on which the compiled target and the reference disagree (or that
+    crashes, or that the generator should not have made)."""
+
+    def __init__(self, report: str, case: FuzzCase, signature: str) -> None:
+        super().__init__(report)
+        self.report = report
+        self.case = case
+        self.signature = signature
+
+
+_FAILURE_TYPES: dict[str, type[FuzzFailure]] = {}
+
+
+def failure_type(failure_class: str) -> type[FuzzFailure]:
+    """The FuzzFailure subclass of `failure_class` (`mismatch`, `error:ScheduleError`,
+    `crash:SIGSEGV`, ...): hypothesis tells bugs apart by exception type."""
+    cls = _FAILURE_TYPES.get(failure_class)
+    if cls is None:
+        name = re.sub(r"\W", "_", failure_class)
+        cls = type(f"FuzzFailure_{name}", (FuzzFailure,), {})
+        _FAILURE_TYPES[failure_class] = cls
+    return cls
+
+
+@dataclass
+class RemoteError(Exception):
+    """An exception raised in the forked child, by name."""
+
+    type_name: str
+    message: str
+    trace: str
+    is_cinn: bool
+    is_unsupported: bool
+
+    def __str__(self) -> str:
+        return f"{self.type_name}: {self.message}"
+
+
+class ChildCrash(Exception):
+    """The forked child died by a signal (or hung and was killed)."""
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+def run_compiled(
+    program: Program, feeds: Mapping[str, np.ndarray], target: str
+) -> dict[str, np.ndarray]:
+    exe = cinn_py.compile(program, target)
+    return {name: np.asarray(array) for name, array in exe.run(feeds).items()}
+
+
+def in_child(fn: Callable[[], Any], timeout: int = CHILD_TIMEOUT) -> Any:
+    """`fn()` in a forked child: its result, or its exception re-raised as a
+    RemoteError, or ChildCrash when the child dies by a signal."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        faulthandler.disable()  # a crash is the parent's to report
+        status = 0
+        try:
+            signal.alarm(timeout)
+            payload: Any = ("ok", fn())
+        except BaseException as error:  # everything goes back to the parent
+            payload = (
+                "error",
+                type(error).__qualname__,
+                str(error),
+                traceback.format_exc(),
+                isinstance(error, CinnError),
+                isinstance(error, UnsupportedOpError),
+            )
+        try:
+            with os.fdopen(write_end, "wb") as pipe:
+                pickle.dump(payload, pipe)
+        except BaseException:
+            status = 3
+        os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name
+        if number == signal.SIGALRM:
+            raise ChildCrash(f"timeout: no result after {timeout} s")
+        raise ChildCrash(f"killed by {name}")
+    if not data:
+        raise ChildCrash(f"exited with status {os.WEXITSTATUS(status)} and no result")
+    payload = pickle.loads(data)
+    if payload[0] == "ok":
+        return payload[1]
+    raise RemoteError(*payload[1:])
+
+
+# ---- comparing -----------------------------------------------------------------------------
+
+
+def as_float(array: np.ndarray, dtype: str) -> np.ndarray:
+    array = np.asarray(array)
+    return bfloat16_to_float32(array) if dtype == "bfloat16" else array
+
+
+def element_mismatch(
+    got: np.ndarray, want: np.ndarray, dtype: str, slack: np.ndarray | None = None
+) -> np.ndarray:
+    """Per element, whether `got` misses `want` by the rule of `cinn_py.tolerances`
+    (same tolerance table; NaN and inf positions must agree; ints and bools exact),
+    each element's tolerance widened by `slack` (inf: anything goes there)."""
+    got, want = as_float(got, dtype), as_float(want, dtype)
+    free = np.zeros(np.shape(want), dtype=bool) if slack is None else np.isinf(slack)
+    if want.dtype.kind in "biu":
+        return np.asarray(got != want) & ~free
+    rtol, atol = tolerance(dtype)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    extra = 0.0 if slack is None else np.where(free, 0.0, slack)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    finite = np.isfinite(g) & np.isfinite(w)
+    with np.errstate(invalid="ignore"):
+        off = np.abs(g - w) > atol + rtol * np.abs(w) + extra
+        inf_differs = ~finite & ~nan_g & ~nan_w & (g != w)
+    return ((nan_g != nan_w) | inf_differs | (finite & off)) & ~free
+
+
+def moved_by(moved: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """Per element, how far `moved` is from `want`: the absolute difference, inf where
+    NaN-ness, an infinity or an integer changed."""
+    m, w = as_float(moved, dtype), as_float(want, dtype)
+    if w.dtype.kind in "biu":
+        return np.where(m != w, np.inf, 0.0)
+    m, w = m.astype(np.float64), w.astype(np.float64)
+    finite = np.isfinite(m) & np.isfinite(w)
+    same = (m == w) | (np.isnan(m) & np.isnan(w))
+    with np.errstate(invalid="ignore"):
+        return np.where(finite, np.abs(m - w), np.where(same, 0.0, np.inf))
+
+
+def nudged(
+    case: FuzzCase, feeds: Mapping[str, np.ndarray], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """`feeds` with every float input (but `halves`) moved by ~NUDGE of its value."""
+    out = dict(feeds)
+    for spec in case.inputs:
+        dtype = spec.dtype.value
+        if dtype not in NUDGE or spec.kind == "halves":
+            continue
+        values = as_float(feeds[spec.name], dtype).astype(np.float64)
+        sign = rng.choice(np.array([-1.0, 1.0]), size=values.shape)
+        factor = 1 + NUDGE[dtype] * sign * rng.uniform(0.5, 1.0, size=values.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            moved = (values * factor).astype(np.float32)
+            if dtype == "bfloat16":
+                out[spec.name] = float32_to_bfloat16(moved).reshape(values.shape)
+            else:
+                out[spec.name] = moved.astype(spec.dtype.numpy)
+    return out
+
+
+def sensitivity(
+    case: FuzzCase,
+    program: Program,
+    feeds: Mapping[str, np.ndarray],
+    want: Mapping[str, np.ndarray],
+    dtypes: Mapping[str, str],
+) -> dict[str, np.ndarray]:
+    """Per output and element, how far the reference moves when the feeds are nudged
+    (the largest move over NUDGE_ROUNDS; inf where NaN-ness, an infinity or an integer
+    changes): large where the program is ill-conditioned; and how far it moves with the
+    compiler's documented numerics (NUMERICS_VARIANTS)."""
+    reference = cinn_py.compile(program, "reference")
+    rng = np.random.default_rng(case.seed ^ 0x5EED)
+    slack = {name: np.zeros(np.shape(w)) for name, w in want.items()}
+
+    def widen(moved: Mapping[str, np.ndarray]) -> None:
+        for name, w in want.items():
+            if np.shape(moved[name]) == np.shape(w):
+                slack[name] = np.maximum(slack[name], moved_by(moved[name], w, dtypes[name]))
+
+    for _ in range(NUDGE_ROUNDS):
+        try:
+            with np.errstate(all="ignore"):
+                widen(reference.run(nudged(case, feeds, rng)))
+        except CinnError:  # the nudge broke a precondition: nothing is known
+            break
+    variants = {op.name for op in program.block} & NUMERICS_VARIANTS.keys()
+    if variants:
+        KERNELS.update({name: NUMERICS_VARIANTS[name] for name in variants})
+        try:
+            with np.errstate(all="ignore"):
+                widen(cinn_py.compile(program, "reference").run(feeds))
+        finally:
+            KERNELS.update({name: REFERENCE_KERNELS[name] for name in variants})
+    return slack
+
+
+def describe_mismatch(
+    name: str, got: np.ndarray, want: np.ndarray, dtype: str, bad: np.ndarray, limit: int = 8
+) -> str:
+    g, w = as_float(got, dtype), as_float(want, dtype)
+    lines = [
+        f"output {name} ({dtype}{list(np.shape(want))}): {int(bad.sum())} of {bad.size} element(s) differ"
+    ]
+    for index in np.argwhere(bad)[:limit]:
+        at = tuple(int(i) for i in index)
+        lines.append(f"  at {list(at)}: got {g[at].item()!r}, want {w[at].item()!r}")
+    return "\n".join(lines)
+
+
+# ---- the check -----------------------------------------------------------------------------
+
+
+def output_dtypes(exe: cinn_py.Executable) -> dict[str, str]:
+    dtypes = {}
+    for name, value in zip(exe.output_names, exe.outputs, strict=True):
+        type_ = value.type
+        dtypes[name] = type_.data_type.value if isinstance(type_, DenseTensorType) else "?"
+    return dtypes
+
+
+def output_producers(exe: cinn_py.Executable) -> dict[str, str]:
+    """Each output's defining op (through fetch ops)."""
+    producers = {}
+    for name, value in zip(exe.output_names, exe.outputs, strict=True):
+        op = value.defining_op
+        if op is not None and op.name == "pd_op.fetch":
+            op = op.operand_value(0).defining_op
+        producers[name] = op.name if op is not None else "?"
+    return producers
+
+
+def normalize_message(message: str) -> str:
+    """The first line of an error with numbers, value ids and names blurred, for
+    signatures."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    first = re.sub(r"%\d+|var_\d+\w*|group_\d+|fn_\w+", "#", first)
+    first = re.sub(r"\d+", "N", first)
+    return first[:120]
+
+
+def check_case(
+    case: FuzzCase,
+    target: str = "cuda-emu",
+    *,
+    isolate: bool = False,
+    ignore: frozenset[str] = frozenset(),
+    allow_known: bool = True,
+) -> None:
+    """Raise a FuzzFailure unless `target` agrees with the reference on `case`.
+    Failures whose signature is in `ignore` pass (long runs skip bugs found already), and
+    so do those of open bugs `fuzz_bugs.KNOWN_SIGNATURES` lists, unless not
+    `allow_known`."""
+    STATS[f"tried:{case.family}"] += 1
+    try:
+        _check(case, target, isolate)
+    except FuzzFailure as failure:
+        if failure.signature in ignore:
+            return
+        if allow_known and known_failure(failure.signature, avoided_bugs()):
+            STATS[f"known:{case.family}"] += 1
+            return
+        STATS[f"failed:{case.family}"] += 1
+        raise
+
+
+def _fail(kind: str, detail: str, case: FuzzCase, body: str) -> FuzzFailure:
+    signature = f"{kind}:{detail}"
+    failure_class = kind if kind == "mismatch" else f"{kind}:{detail.split(':')[0]}"
+    report = "\n".join(
+        [
+            f"{kind} ({case.family}): {detail}",
+            body.rstrip(),
+            "",
+            "program:",
+            case.text.rstrip(),
+            "",
+            repr(case).splitlines()[0],
+        ]
+    )
+    return failure_type(failure_class)(report, case, signature)
+
+
+def _check(case: FuzzCase, target: str, isolate: bool) -> None:
+    try:
+        program = parse_program(case.text)
+        reprinted = print_program(program)
+    except CinnError as error:
+        raise _fail(
+            "roundtrip",
+            type(error).__name__,
+            case,
+            f"the printed program does not parse back:\n{error}",
+        ) from None
+    if reprinted != case.text:
+        raise _fail(
+            "roundtrip",
+            "reprint",
+            case,
+            "the printed program prints back differently:\n" + reprinted,
+        )
+    feeds = case.feeds()
+    try:
+        reference = cinn_py.compile(program, "reference")
+        with np.errstate(all="ignore"):  # NaN and inf inputs are meant
+            want = reference.run(feeds)
+    except CinnError as error:
+        raise _fail(
+            "generator", type(error).__name__, case, f"the reference rejects the program:\n{error}"
+        ) from None
+    dtypes = output_dtypes(reference)
+
+    def compiled() -> dict[str, np.ndarray]:
+        return run_compiled(program, feeds, target)
+
+    try:
+        got = in_child(compiled) if isolate else compiled()
+    except ChildCrash as crash:
+        raise _fail("crash", str(crash).split(":")[0], case, str(crash)) from None
+    except Exception as error:  # every exception of the compiled side is judged here
+        if isinstance(error, RemoteError):
+            type_name, message, trace = error.type_name, error.message, error.trace
+            unsupported, is_cinn = error.is_unsupported, error.is_cinn
+        else:
+            type_name, message, trace = type(error).__name__, str(error), traceback.format_exc()
+            unsupported, is_cinn = (
+                isinstance(error, UnsupportedOpError),
+                isinstance(error, CinnError),
+            )
+        if unsupported and _documented(message):
+            return
+        kind = "refused" if unsupported else "error" if is_cinn else "crash"
+        raise _fail(kind, f"{type_name}: {normalize_message(message)}", case, trace) from None
+
+    missing = sorted(set(want) - set(got))
+    if missing:
+        raise _fail(
+            "mismatch", "missing output", case, f"outputs {missing} missing; got {sorted(got)}"
+        )
+    failing = {}
+    for name, w in want.items():
+        g = got[name]
+        if np.shape(g) != np.shape(w) or np.asarray(g).dtype != np.asarray(w).dtype:
+            raise _fail(
+                "mismatch",
+                "shape or dtype",
+                case,
+                f"output {name}: got {np.asarray(g).dtype}{list(np.shape(g))}, want {np.asarray(w).dtype}{list(np.shape(w))}",
+            )
+        if not compare(g, w, dtypes[name] if dtypes[name] == "bfloat16" else None).ok:
+            failing[name] = element_mismatch(g, w, dtypes[name])
+    if not failing:
+        return
+    slack = sensitivity(case, program, feeds, want, dtypes)
+    producers = output_producers(reference)
+    lines = []
+    signature = None
+    for name in failing:
+        widened = SLACK_FACTOR * slack[name]
+        real = element_mismatch(got[name], want[name], dtypes[name], widened)
+        if not real.any():
+            continue
+        lines.append(describe_mismatch(name, got[name], want[name], dtypes[name], real))
+        verdict = compare(
+            got[name], want[name], dtypes[name] if dtypes[name] == "bfloat16" else None
+        )
+        rtol, atol = tolerance(dtypes[name])
+        scale = np.abs(as_float(want[name], dtypes[name]).astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            ill = int(np.count_nonzero(widened > atol + rtol * np.nan_to_num(scale)))
+        lines.append(
+            f"  (whole output: {verdict}; tolerance widened at {ill} ill-conditioned element(s))"
+        )
+        signature = signature or f"{producers[name]} {dtypes[name]}"
+    if signature is None:
+        STATS[f"masked:{case.family}"] += 1
+        return
+    raise _fail("mismatch", signature, case, "\n".join(lines))
+
+
+def _documented(message: str) -> bool:
+    return any(op in message and fragment in message for op, fragment in DOCUMENTED_REFUSALS)
+
+
+# ---- reproducers ---------------------------------------------------------------------------
+
+
+def reproducer_name(failure: FuzzFailure) -> str:
+    """`<family>-<hash>`, the hash of the signature and the ops of the (minimal) program:
+    one folder per distinct failure."""
+    key = failure.signature + "|" + " ".join(sorted(set(op_names(failure.case))))
+    return f"{failure.case.family}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+
+
+def write_reproducer(
+    failure: FuzzFailure, out_dir: str | os.PathLike[str], target: str = "cuda-emu"
+) -> Path:
+    """`out_dir/<family>-<hash>/` with program.pir, feeds.npz and failure.txt; rerun it
+    with `cinn-py run program.pir --feeds feeds.npz --check --target cuda-emu`."""
+    folder = Path(out_dir) / reproducer_name(failure)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "program.pir").write_text(failure.case.text)
+    np.savez(folder / "feeds.npz", **failure.case.feeds())
+    how = f"cinn-py run program.pir --feeds feeds.npz --check --target {target}"
+    (folder / "failure.txt").write_text(
+        f"signature: {failure.signature}\ntarget: {target}\nrerun: {how}\n\n{failure.report}\n"
+    )
+    return folder
+
+
+# ---- hypothesis tests ----------------------------------------------------------------------
+
+
+def family_test(
+    family: str,
+    target: str,
+    test_settings: settings,
+    *,
+    isolate: bool = False,
+    ignore: frozenset[str] = frozenset(),
+    on_failure: Callable[[FuzzFailure], None] | None = None,
+    stop_at: float | None = None,
+) -> Callable[[], None]:
+    """A hypothesis test over `programs(family)` checked on `target`; call it to run.
+    `on_failure` sees every failing example (for each class of failure the last one it
+    sees is the minimal one: hypothesis replays it last). Past `stop_at` (a time.time())
+    examples pass without running, so a long run ends on time."""
+
+    def check(case: FuzzCase) -> None:
+        if stop_at is not None and time.time() > stop_at:
+            return
+        try:
+            check_case(case, target, isolate=isolate, ignore=ignore)
+        except FuzzFailure as failure:
+            if on_failure is not None:
+                on_failure(failure)
+            raise
+
+    # One example database key per family and target (they share this function's code).
+    check._hypothesis_internal_add_digest = f"{family}|{target}".encode()  # type: ignore[attr-defined]
+    return test_settings(given(case=programs(family))(check))
+
+
+def read_reproducer(folder: str | os.PathLike[str]) -> FuzzCase:
+    """The case a reproducer folder holds: its program, its feeds as they are, and its
+    inputs' value kinds from failure.txt (`normal` where it does not say)."""
+    folder = Path(folder)
+    text = (folder / "program.pir").read_text()
+    with np.load(folder / "feeds.npz") as data:
+        feeds = {name: data[name] for name in data.files}
+    report = (folder / "failure.txt").read_text() if (folder / "failure.txt").exists() else ""
+    kinds = dict(re.findall(r"(\w+): \w+\[[^\]]*\] (normal|special|halves|extreme|index)", report))
+    program = parse_program(text)
+    family = folder.name.rsplit("-", 1)[0]
+    inputs = []
+    for op in program.data_ops():
+        name = str(op.attr("name"))
+        type_ = op.result(0).tensor_type
+        shape = tuple(feeds[name].shape) if name in feeds else tuple(type_.dims)
+        inputs.append(InputSpec(name, shape, type_.data_type, kinds.get(name, "normal")))
+    return FuzzCase(family, program, tuple(inputs), 0, fixed_feeds=feeds)
