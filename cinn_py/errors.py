@@ -64,6 +64,13 @@ class ShapeError(CinnError):
     """Shapes that cannot work together (broadcasting, reshape, matmul, ...)."""
 
 
+class ShapeVerifyError(VerifyError, ShapeError):
+    """Operand shapes or geometry an op cannot work with (a conv's channels and groups, a
+    pool window past its padded input), found by the op's infer_meta: a VerifyError,
+    since the program breaks the op's declaration (what `cinn_py.load` promises to
+    raise), and a ShapeError, since shapes are what is wrong."""
+
+
 class ScheduleError(CinnError):
     """A schedule primitive whose preconditions do not hold: primitive, block, why."""
 

@@ -23,9 +23,9 @@ from cinn_py.pir.op_def import lookup_op_def, registered_op_names
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
-from cinn_py.pir.types import DenseTensorType, Type, VectorType
+from cinn_py.pir.types import DenseTensorType, Type, VectorType, is_null
 from cinn_py.pir.value import Value
-from cinn_py.reference_ops import KERNELS, Kernel, KernelContext, Runtime
+from cinn_py.reference_ops import Kernel, KernelContext, Runtime
 from cinn_py.reference_ops.context import RuntimeValue, shape_fits, to_boundary, to_dtype
 
 
@@ -89,12 +89,12 @@ def kernel_for(op: Operation) -> Kernel:
     """The reference kernel of `op`: the first thing every target needs of an op (the
     compiled ones run what they cannot generate by it), so the one place an op name
     cinn_py does not know is refused, with the nearest known names."""
-    kernel = KERNELS.get(op.name)
-    if kernel is None:
-        if lookup_op_def(op.name) is None:
-            raise UnsupportedOpError(op.name, op.where(), _unknown_op(op.name))
+    op_def = lookup_op_def(op.name)
+    if op_def is None:
+        raise UnsupportedOpError(op.name, op.where(), _unknown_op(op.name))
+    if op_def.kernel is None:
         raise UnsupportedOpError(op.name, op.where(), "has no reference kernel")
-    return kernel
+    return op_def.kernel
 
 
 def _unknown_op(name: str) -> str:
@@ -152,7 +152,10 @@ def _run_op(
 def _conform(
     op: Operation, index: int, value: Any, type_: Type, check_shapes: bool
 ) -> RuntimeValue:
-    """A kernel's result in the declared dtype, its shape checked (-1 matches any size)."""
+    """A kernel's result in the declared dtype, its shape checked (-1 matches any size).
+    A result typed <<NULL TYPE>> holds nothing (its kernel gives None)."""
+    if is_null(type_):
+        return None
     if isinstance(type_, VectorType):
         if not isinstance(value, list) or len(value) != len(type_.types):
             raise ShapeError(

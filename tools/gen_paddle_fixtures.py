@@ -55,8 +55,10 @@ from typing import Any
 # Silence Paddle's per-run glog INFO lines; must be set before paddle loads.
 os.environ.setdefault("GLOG_minloglevel", "2")
 
+import gen_model_blocks  # noqa: E402  (tools/ is on sys.path when this script runs)
 import numpy as np  # noqa: E402
 import paddle  # noqa: E402
+from gen_model_blocks import BLOCK_MODELS, OP_CASES, make_feed  # noqa: E402
 from paddle.base import core  # noqa: E402
 from paddle.base import framework as base_framework  # noqa: E402
 
@@ -230,14 +232,34 @@ class Builder:
     rng: np.random.Generator
     feeds: dict[str, np.ndarray] = field(default_factory=dict)
     dynamic_shapes: dict[str, list[int]] = field(default_factory=dict)
+    alt_feeds: dict[str, np.ndarray] = field(default_factory=dict)
+    param_values: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def data(self, name: str, array: np.ndarray, shape: list[int] | None = None) -> Value:
-        """Declare a data input (``shape`` may hold -1) fed with ``array``."""
+    def data(
+        self,
+        name: str,
+        array: np.ndarray,
+        shape: list[int] | None = None,
+        alt: np.ndarray | None = None,
+    ) -> Value:
+        """Declare a data input (``shape`` may hold -1) fed with ``array``.
+
+        ``alt``: a second array of another shape for a ``-1`` input; when any
+        input has one, the program also runs on the second feed set
+        (``feeds_2.npz``: the ``alt`` arrays, the other inputs as before) and
+        its results are written to ``outputs_2.npz``.
+        """
         self.feeds[name] = array
         declared = list(array.shape) if shape is None else shape
         if declared != list(array.shape):
             self.dynamic_shapes[name] = declared
+        if alt is not None:
+            self.alt_feeds[name] = alt
         return paddle.static.data(name, declared, str(array.dtype))
+
+    def set_param(self, param: Value, array: np.ndarray) -> None:
+        """Overwrite a parameter after the startup program ran (e.g. BatchNorm stats)."""
+        self.param_values[param.name] = array
 
     def uniform(self, shape: tuple[int, ...], low: float = -2.0, high: float = 2.0) -> np.ndarray:
         return self.rng.uniform(low, high, size=shape).astype("float32")
@@ -289,6 +311,8 @@ class ProgramFixture:
     ops: list[str]
     description: str
     extra_meta: dict[str, Any] = field(default_factory=dict)
+    feeds_2: dict[str, np.ndarray] | None = None
+    outputs_2: dict[str, np.ndarray] | None = None
 
 
 def run_program_case(case: ProgramCase) -> ProgramFixture:
@@ -306,10 +330,14 @@ def run_program_case(case: ProgramCase) -> ProgramFixture:
         text = str(main)
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
+        for name, array in builder.param_values.items():
+            scope.find_var(name).get_tensor().set(array, paddle.CPUPlace())
         params = {
             name: np.array(scope.find_var(name).get_tensor()) for name in parameter_names(main)
         }
         results = exe.run(main, feed=builder.feeds, fetch_list=fetches)
+        feeds_2 = {**builder.feeds, **builder.alt_feeds}
+        results_2 = exe.run(main, feed=feeds_2, fetch_list=fetches) if builder.alt_feeds else None
     if str(main) != text:
         raise AssertionError(f"{case.name}: running the executor changed the program")
     outputs: dict[str, np.ndarray] = {}
@@ -317,10 +345,20 @@ def run_program_case(case: ProgramCase) -> ProgramFixture:
         vid = value_id(main, value)
         check_value_id(text, vid, value.get_defining_op().name())
         outputs[vid] = np.asarray(result)
-    extra = {"declared_feed_shapes": builder.dynamic_shapes} if builder.dynamic_shapes else {}
-    return ProgramFixture(
+        if outputs[vid].dtype == object:
+            raise AssertionError(f"{case.name}: Paddle fetched no tensor for {vid}")
+    extra: dict[str, Any] = (
+        {"declared_feed_shapes": builder.dynamic_shapes} if builder.dynamic_shapes else {}
+    )
+    fixture = ProgramFixture(
         text, builder.feeds, params, outputs, op_names(main), case.description, extra
     )
+    if results_2 is not None:
+        fixture.feeds_2 = feeds_2
+        fixture.outputs_2 = {vid: np.asarray(r) for vid, r in zip(outputs, results_2, strict=True)}
+        extra["feeds_2"] = {k: shape_dtype(v) for k, v in feeds_2.items()}
+        extra["outputs_2"] = {k: shape_dtype(v) for k, v in fixture.outputs_2.items()}
+    return fixture
 
 
 def write_program_fixture(out_dir: Path, fixture: ProgramFixture) -> None:
@@ -331,6 +369,9 @@ def write_program_fixture(out_dir: Path, fixture: ProgramFixture) -> None:
     if fixture.params:
         save_npz(out_dir / "params.npz", fixture.params)
     save_npz(out_dir / "outputs.npz", fixture.outputs)
+    if fixture.feeds_2 is not None and fixture.outputs_2 is not None:
+        save_npz(out_dir / "feeds_2.npz", fixture.feeds_2)
+        save_npz(out_dir / "outputs_2.npz", fixture.outputs_2)
     meta = {
         "feeds": {k: shape_dtype(v) for k, v in fixture.feeds.items()},
         "outputs": {k: shape_dtype(v) for k, v in fixture.outputs.items()},
@@ -993,6 +1034,12 @@ def build_rms_norm_fixture() -> ProgramFixture:
     )
 
 
+# ----- issue 15: per-op fixtures for model blocks (tools/gen_model_blocks.py) ------
+
+for _name, _description, _build in OP_CASES:
+    program_case(_name, _description)(_build)
+
+
 # --------------------------------------------------------------------------
 # Saved models (paddle.jit.save)
 # --------------------------------------------------------------------------
@@ -1034,6 +1081,10 @@ class ModelCase:
     make_layer: Callable[[], paddle.nn.Layer]
     input_specs: list[tuple[str, list[int], str]]
     feed_shapes: list[tuple[int, ...]]
+    feed_shapes_2: list[tuple[int, ...]] | None = None
+    """Second shape set for models with -1 dims (feeds_2.npz / outputs_2.npz)."""
+    fills: list[str] | None = None
+    """Per input, how to fill it (gen_model_blocks.make_feed); default uniform [-1, 1]."""
 
 
 MODEL_CASES: list[ModelCase] = [
@@ -1060,6 +1111,21 @@ MODEL_CASES: list[ModelCase] = [
         [("src", [2, 5, 16], "float32")],
         [(2, 5, 16)],
     ),
+]
+
+MODEL_CASES += [
+    ModelCase(
+        block.name,
+        block.description,
+        block.make_layer,
+        [(i.name, i.spec, i.dtype) for i in block.inputs],
+        [i.shape for i in block.inputs],
+        [i.shape_2 or i.shape for i in block.inputs]
+        if any(i.shape_2 for i in block.inputs)
+        else None,
+        [i.fill for i in block.inputs],
+    )
+    for block in BLOCK_MODELS
 ]
 
 # VarType enum values in TensorDesc.data_type (framework.proto) -> numpy dtype.
@@ -1137,10 +1203,17 @@ def read_pdiparams(path: Path) -> list[np.ndarray]:
     return tensors
 
 
-def _model_feeds(case: ModelCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _model_feeds(
+    case: ModelCase, rng: np.random.Generator, shapes: list[tuple[int, ...]] | None = None
+) -> dict[str, np.ndarray]:
+    fills = case.fills or ["uniform"] * len(case.input_specs)
     return {
-        spec[0]: rng.uniform(-1.0, 1.0, size=shape).astype(spec[2])
-        for spec, shape in zip(case.input_specs, case.feed_shapes, strict=True)
+        spec[0]: make_feed(
+            gen_model_blocks.InputSpec(spec[0], spec[1], spec[2], shape, None, fill), shape, rng
+        )
+        for spec, shape, fill in zip(
+            case.input_specs, shapes or case.feed_shapes, fills, strict=True
+        )
     }
 
 
@@ -1155,30 +1228,41 @@ def _check_close(name: str, expected: list[np.ndarray], actual: list[np.ndarray]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+RunSet = tuple[dict[str, np.ndarray], list[np.ndarray]]
+"""One shape set: the feeds and the dygraph layer's outputs for them."""
+
+
 def save_dygraph_model(
     case: ModelCase, out_dir: Path
-) -> tuple[dict[str, np.ndarray], list[np.ndarray], dict[str, np.ndarray]]:
-    """jit.save the layer; return feeds, eval outputs and named parameters."""
+) -> tuple[list[RunSet], dict[str, np.ndarray]]:
+    """jit.save the layer; return (feeds, eval outputs) per shape set and named parameters."""
     seed = case_seed(case.name)
     paddle.disable_static()
     with fresh_names():
         paddle.seed(seed)
         layer = case.make_layer()
         layer.eval()
-        feeds = _model_feeds(case, np.random.default_rng(seed))
-        outs = [o.numpy() for o in _as_list(layer(*[paddle.to_tensor(v) for v in feeds.values()]))]
+        rng = np.random.default_rng(seed)
+        runs: list[RunSet] = []
+        for shapes in [case.feed_shapes] + ([case.feed_shapes_2] if case.feed_shapes_2 else []):
+            feeds = _model_feeds(case, rng, shapes)
+            outs = [
+                o.numpy() for o in _as_list(layer(*[paddle.to_tensor(v) for v in feeds.values()]))
+            ]
+            runs.append((feeds, outs))
         specs = [
             paddle.static.InputSpec(shape, dtype, name=n) for n, shape, dtype in case.input_specs
         ]
         paddle.jit.save(layer, str(out_dir / "model"), input_spec=specs)
         params = {p.name: p.numpy() for p in layer.parameters()}
-    return feeds, outs, params
+    return runs, params
 
 
 def load_and_check(
-    case: ModelCase, out_dir: Path, feeds: dict[str, np.ndarray], outs: list[np.ndarray]
+    case: ModelCase, out_dir: Path, runs: list[RunSet]
 ) -> tuple[str, str, list[str], list[str]]:
-    """Cross-check jit.load and load_inference_model; return both program texts."""
+    """Cross-check jit.load and load_inference_model on every shape set; return both
+    program texts."""
     prefix = str(out_dir / "model")
     paddle.disable_static()
     loaded = paddle.jit.load(prefix)
@@ -1186,22 +1270,29 @@ def load_and_check(
     # Print before calling the layer: running it appends a second
     # builtin.shadow_output to the program held by the loaded layer.
     jit_text = str(loaded.program())
-    jit_outs = [o.numpy() for o in _as_list(loaded(*[paddle.to_tensor(v) for v in feeds.values()]))]
-    _check_close(f"{case.name} jit.load", outs, jit_outs)
+    for feeds, outs in runs:
+        jit_outs = [
+            o.numpy() for o in _as_list(loaded(*[paddle.to_tensor(v) for v in feeds.values()]))
+        ]
+        _check_close(f"{case.name} jit.load", outs, jit_outs)
     paddle.enable_static()
     with paddle.static.scope_guard(paddle.static.Scope()):
         exe = paddle.static.Executor(paddle.CPUPlace())
         program, feed_names, fetch_values = paddle.static.load_inference_model(prefix, exe)
         text = str(program)
-        inf_outs = exe.run(program, feed=feeds, fetch_list=fetch_values)
-    _check_close(f"{case.name} load_inference_model", outs, [np.asarray(o) for o in inf_outs])
+        for feeds, outs in runs:
+            inf_outs = exe.run(program, feed=feeds, fetch_list=fetch_values)
+            _check_close(
+                f"{case.name} load_inference_model", outs, [np.asarray(o) for o in inf_outs]
+            )
     return text, jit_text, list(feed_names), op_names(program)
 
 
 def generate_model(case: ModelCase, out_dir: Path) -> None:
     """Write one saved-model fixture and verify it three ways."""
     fresh_dir(out_dir)
-    feeds, outs, params = save_dygraph_model(case, out_dir)
+    runs, params = save_dygraph_model(case, out_dir)
+    feeds, outs = runs[0]
     written = sorted(p.name for p in out_dir.iterdir())
     if written != ["model.json", "model.pdiparams"]:
         raise AssertionError(f"{case.name}: jit.save wrote {written}")
@@ -1209,20 +1300,29 @@ def generate_model(case: ModelCase, out_dir: Path) -> None:
     order = sorted(params)
     for name, array in zip(order, stored, strict=True):
         np.testing.assert_array_equal(array, params[name], err_msg=f"pdiparams {name}")
-    text, jit_text, feed_names, ops = load_and_check(case, out_dir, feeds, outs)
+    text, jit_text, feed_names, ops = load_and_check(case, out_dir, runs)
     (out_dir / "program.pir").write_text(text)
     (out_dir / "program_jit_load.pir").write_text(jit_text)
     save_npz(out_dir / "feeds.npz", feeds)
     save_npz(out_dir / "outputs.npz", {f"out{i}": o for i, o in enumerate(outs)})
     save_npz(out_dir / "params.npz", params)
+    second: dict[str, Any] = {}
+    if len(runs) > 1:
+        feeds_2, outs_2 = runs[1]
+        save_npz(out_dir / "feeds_2.npz", feeds_2)
+        save_npz(out_dir / "outputs_2.npz", {f"out{i}": o for i, o in enumerate(outs_2)})
+        second = {"outputs_2": {f"out{i}": shape_dtype(o) for i, o in enumerate(outs_2)}}
+    inputs: dict[str, Any] = {}
+    for n, s, d in case.input_specs:
+        inputs[n] = {"spec_shape": s, "dtype": d, "feed_shape": list(feeds[n].shape)}
+        if len(runs) > 1:
+            inputs[n]["feed_shape_2"] = list(runs[1][0][n].shape)
     meta = {
         "description": case.description,
-        "inputs": {
-            n: {"spec_shape": s, "dtype": d, "feed_shape": list(feeds[n].shape)}
-            for n, s, d in case.input_specs
-        },
+        "inputs": inputs,
         "input_names": feed_names,
         "outputs": {f"out{i}": shape_dtype(o) for i, o in enumerate(outs)},
+        **second,
         "params": {n: shape_dtype(params[n]) for n in order},
         "pdiparams_order": order,
         "ops": ops,
@@ -1241,16 +1341,16 @@ def all_names() -> list[str]:
     return [c.name for c in PROGRAM_CASES] + ["rms_norm"] + [m.name for m in MODEL_CASES]
 
 
-def generate_programs(out: Path, only: str | None) -> set[str]:
+def generate_programs(out: Path, only: set[str] | None) -> set[str]:
     """Write program fixtures; return the union of their op names."""
     seen: set[str] = set()
     for case in PROGRAM_CASES:
-        if only in (None, case.name):
+        if only is None or case.name in only:
             fixture = run_program_case(case)
             write_program_fixture(out / "programs" / case.name, fixture)
             seen.update(fixture.ops)
             print(f"programs/{case.name}: {', '.join(fixture.ops)}")
-    if only in (None, "rms_norm"):
+    if only is None or "rms_norm" in only:
         fixture = build_rms_norm_fixture()
         write_program_fixture(out / "programs" / "rms_norm", fixture)
         seen.update(fixture.ops)
@@ -1258,9 +1358,9 @@ def generate_programs(out: Path, only: str | None) -> set[str]:
     return seen
 
 
-def generate_models(out: Path, only: str | None) -> None:
+def generate_models(out: Path, only: set[str] | None) -> None:
     for case in MODEL_CASES:
-        if only in (None, case.name):
+        if only is None or case.name in only:
             generate_model(case, out / "models" / case.name)
             print(f"models/{case.name}: written and cross-checked")
 
@@ -1268,12 +1368,19 @@ def generate_models(out: Path, only: str | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="fixture root directory")
-    parser.add_argument("--only", choices=all_names(), help="regenerate a single fixture")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=all_names(),
+        metavar="NAME",
+        help="regenerate only these fixtures (one or more names)",
+    )
     args = parser.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    seen = generate_programs(out, args.only)
-    generate_models(out, args.only)
+    only = set(args.only) if args.only else None
+    seen = generate_programs(out, only)
+    generate_models(out, only)
     if args.only is None:
         missing = sorted(set(REQUIRED_OPS) - seen)
         if missing:

@@ -19,6 +19,7 @@ from cinn_py.pir.dialects.cinn_op import GROUP, YIELD
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program, TextStyle, clone_op
+from cinn_py.pir.traits import Trait
 from cinn_py.pir.value import Value
 
 
@@ -139,9 +140,6 @@ def _ordered_units(program: Program, groups: Sequence[Group]) -> list[Group | Op
     return order
 
 
-_INPUT_OPS = ("pd_op.data", "builtin.parameter")
-
-
 def groups_to_dot(program: Program) -> str:
     """Graphviz text for a program with `cinn_op.group` ops (as `groups_to_program` makes
     it): one `subgraph cluster_<group>` per group, labelled with its name and kind; a
@@ -162,7 +160,7 @@ def groups_to_dot(program: Program) -> str:
         results = ", ".join(names(r) for r in op.results)
         label = _dot_escape(f"{results} = {op.name}" if results else op.name)
         shape = ""
-        if op.name in _INPUT_OPS:
+        if op.op_def is not None and op.op_def.has_trait(Trait.PROGRAM_INPUT):
             key = "name" if op.name == "pd_op.data" else "parameter_name"
             label += "\\n" + _dot_escape(str(op.attr(key)))
             shape = ", shape=ellipse"

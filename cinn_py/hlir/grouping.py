@@ -52,10 +52,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from cinn_py.hlir import op_pattern
 from cinn_py.hlir.group import Group, GroupKind, check_group_ops
 from cinn_py.hlir.op_pattern import (
-    ARG_REDUCTIONS,
-    RESHAPES,
     OpPatternKind,
     ReducePattern,
     op_pattern_kind,
@@ -64,37 +63,18 @@ from cinn_py.hlir.op_pattern import (
 )
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import Trait
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.pir.value import Value
-
-GLUE_OPS = frozenset(
-    {
-        "pd_op.data",
-        "pd_op.fetch",
-        "builtin.parameter",
-        "builtin.shadow_output",
-        "builtin.set_parameter",
-        "builtin.constant",
-    }
-)
-"""Ops that move no data: the runtime binds their values in the Scope, no group runs them."""
-
-VECTOR_OPS = frozenset({"builtin.combine", "builtin.split", "builtin.slice"})
-"""Ops that pack or unpack Tensor[] values: inside the fused group of the op they serve,
-else bookkeeping for the runtime."""
 
 MAX_RECOMPUTED = 8
 """The longest chain of elementwise ops a reader's group recomputes instead of reading
 their value from another kernel."""
 
-CONSTANT_OPS = frozenset({"pd_op.full"})
-"""Ops that make a constant from attributes alone: copied into each fused group that
-reads them rather than passed between kernels (`_recompute_shared_cheap_ops`)."""
-
 Fusible = Callable[[Operation], bool]
 
 _ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
-"""Kinds that may compute a reduction-dependent value (plus RESHAPES, row to row)."""
+"""Kinds that may compute a reduction-dependent value (plus reshapes, row to row)."""
 
 FEW_ROWS = 64
 """A reduction with fewer rows than this (half the SMs of an A100 or H100) leaves most
@@ -139,12 +119,20 @@ class _Refusal:
     value: Value | None = None
 
 
-def is_reduction(op: Operation) -> bool:
-    """Whether `op` is a reduction of op lowering (`reduction.REDUCTIONS`) or argmax /
-    argmin."""
-    from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
+def has_trait(op: Operation, trait: Trait) -> bool:
+    """Whether `op`'s entry has `trait` (an undeclared op has none)."""
+    op_def = op.op_def
+    return op_def is not None and op_def.has_trait(trait)
 
-    return op.name in REDUCTIONS or op.name in ARG_REDUCTIONS
+
+def _unpacks(op: Operation) -> bool:
+    """builtin.split / builtin.slice: Tensor[] glue that reads a vector."""
+    return has_trait(op, Trait.VECTOR) and op.name != "builtin.combine"
+
+
+def is_reduction(op: Operation) -> bool:
+    """Whether `op` is a reduction op lowering generates (argmax / argmin included)."""
+    return op_pattern.is_reduction(op)
 
 
 def group_program(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
@@ -205,7 +193,7 @@ def check_row_invariant(ops: Iterable[Operation]) -> str | None:
             return "a reduction with an unknown pattern shares a group"
         if any(p != pattern for p in patterns):
             return "reductions with different patterns"
-        if any(op.name in ARG_REDUCTIONS for op in reductions):
+        if any(op_pattern.is_arg_reduction(op) for op in reductions):
             return "argmax / argmin with another reduction"
     split = splits_long_rows(reductions[0], ops)
     dependent: set[int] = set()  # ids of values that depend on a reduction result
@@ -236,7 +224,7 @@ def splits_long_rows(reduction: Operation, ops: Iterable[Operation] = ()) -> boo
     source = reduction.operand_values()[0] if reduction.num_operands else None
     if pattern is None or source is None or not isinstance(source.type, DenseTensorType):
         return False
-    if reduction.name in ARG_REDUCTIONS or not pattern.innermost:
+    if op_pattern.is_arg_reduction(reduction) or not pattern.innermost:
         return False
     full = [source] + [
         v
@@ -266,12 +254,12 @@ def _row_op_refusal(
     op: Operation, row_operands: list[Value], pattern: ReducePattern | None
 ) -> str | None:
     """Why `op`, reading the reduction-dependent `row_operands`, breaks the invariant."""
-    if any(v.defining_op.name in ARG_REDUCTIONS for v in row_operands):
+    if any(op_pattern.is_arg_reduction(v.defining_op) for v in row_operands):
         return f"{op.name} reads an argmax / argmin result"
     if pattern is None:
         return f"{op.name} reads a reduction whose pattern is unknown"
     if is_reduction(op):
-        if op.name in ARG_REDUCTIONS:
+        if op_pattern.is_arg_reduction(op):
             return f"{op.name} reads a reduction result"
         return None  # same pattern (checked by the caller): its input is full
     if op.num_results != 1:
@@ -279,7 +267,7 @@ def _row_op_refusal(
     out = static_shape(op.result(0))
     if out is None:
         return f"{op.name} has a dynamic or non-tensor result"
-    if op.name in RESHAPES:
+    if op_pattern.is_reshape(op):
         operand = static_shape(row_operands[0])
         if operand is not None and pattern.is_row(operand) and pattern.is_row(out):
             return None
@@ -298,7 +286,7 @@ def _row_op_refusal(
 class _Grouper:
     def __init__(self, program: Program, is_fusible: Fusible) -> None:
         self.program = program
-        self.ops = [op for op in program.block if op.name not in GLUE_OPS]
+        self.ops = [op for op in program.block if not has_trait(op, Trait.GLUE)]
         self.order = {id(op): i for i, op in enumerate(program.block)}
         self.not_fusible: dict[int, str] = {}
         """Why each op that fuses with nothing does not (a library op, ...), by op id."""
@@ -322,7 +310,7 @@ class _Grouper:
             if users and all(is_fusible(u) for u in users):
                 return None
             return f"{op.name} packs a Tensor[] for an op that does not fuse"
-        if op.name in ("builtin.split", "builtin.slice"):
+        if _unpacks(op):
             producer = op.operand_values()[0].defining_op
             if producer is not None and is_fusible(producer):
                 return None
@@ -332,7 +320,7 @@ class _Grouper:
         # A Tensor[] result must be unpacked inside the group (split -> builtin.split).
         for result in op.results:
             if not isinstance(result.type, DenseTensorType):
-                if not all(u.name in ("builtin.split", "builtin.slice") for u in result.users()):
+                if not all(_unpacks(u) for u in result.users()):
                     return f"{op.name}'s Tensor[] result is read other than by a split"
         return None
 
@@ -635,7 +623,7 @@ class _Grouper:
         group at most one as large as the result."""
         if op.num_results != 1 or not isinstance(op.result(0).type, DenseTensorType):
             return None
-        if op.name in CONSTANT_OPS:
+        if has_trait(op, Trait.CONSTANT):
             return None if op.num_operands else [op]
         size = _numel(op.result(0))
         if size is None or not self._elementwise(op):
@@ -648,7 +636,7 @@ class _Grouper:
             current = stack.pop()
             if id(current) in chain:
                 continue
-            constant = current.name in CONSTANT_OPS and not current.num_operands
+            constant = has_trait(current, Trait.CONSTANT) and not current.num_operands
             if not (constant or self._elementwise(current)) or len(chain) == MAX_RECOMPUTED:
                 return None
             chain[id(current)] = current
@@ -713,7 +701,7 @@ def _numel(value: Value) -> int | None:
 
 def _computes(ops: list[Operation]) -> bool:
     """A lone vector op outside any fused group is runtime bookkeeping, not a group."""
-    return not all(op.name in VECTOR_OPS for op in ops)
+    return not all(has_trait(op, Trait.VECTOR) for op in ops)
 
 
 def _boundary(

@@ -1,9 +1,9 @@
 """Op pattern kinds and reduction patterns: what fusion and the group schedule ask of an op.
 
-`OpPatternKind` is CINN's classification (`paddle/cinn/hlir/framework/op.h`), read from
-the one pattern trait every pd_op declaration carries (`pir/dialects/pd_op/traits.py`).
-argmax / argmin are declared NonFusible (Paddle's kernels) but compile here as
-index-carrying reductions, so they are REDUCTION.
+`OpPatternKind` is CINN's classification (`paddle/cinn/hlir/framework/op.h`, defined in
+`pir/traits.py`), read from the pattern of the op's entry. argmax / argmin are
+NonFusible in Paddle but compile here as index-carrying reductions, so their entries
+say REDUCTION.
 
 `ReducePattern` is what a reduction computes per "row": its input shape S and the
 reduced dims A. The kept dims index the rows, the reduced dims the columns of a row.
@@ -16,70 +16,23 @@ reduction-dependent operand is read at the consumer's own row (`row_aligned`).
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.pir.constant import constant_of
-from cinn_py.pir.dialects.pd_op import traits as pd_traits
+from cinn_py.pir.op_def import REQUIRED, attr_value
 from cinn_py.pir.operation import Operation
+from cinn_py.pir.traits import OpPatternKind, Trait
 from cinn_py.pir.types import DenseTensorType
 
 
-class OpPatternKind(enum.Enum):
-    """CINN's op pattern kinds, weakest coupling first."""
-
-    ELEMENTWISE = "ElementWise"
-    """out[i] depends on in[i] only (numpy broadcasting of operands allowed)."""
-    BROADCAST = "Broadcast"
-    """out[i] reads in[f(i)], f dropping or clamping dims (expand)."""
-    INJECTIVE = "Injective"
-    """out[i] reads one input element at an index computed from i (reshape, transpose, ...)."""
-    REDUCTION = "Reduction"
-    """out[i] combines the input elements along the reduced dims (sum, max, argmax, ...)."""
-    OUT_FUSIBLE = "OutFusible"
-    """A composite with its own schedule (matmul, softmax kept whole)."""
-    NON_FUSIBLE = "NonFusible"
-    """Fuses with nothing (data, fetch, random ops, scans, undeclared ops)."""
-
-
-_BY_TRAIT = {kind.value: kind for kind in OpPatternKind}
-
-VECTOR_OPS = frozenset({"builtin.combine", "builtin.split", "builtin.slice"})
-"""Glue that packs or unpacks Tensor[] values: moves no data, so Injective."""
-
-ARG_REDUCTIONS = frozenset({"pd_op.argmax", "pd_op.argmin"})
-"""Index-carrying reductions (axis a Scalar operand, `flatten`, `keepdims`)."""
-
-AXIS_OPERAND_REDUCTIONS = frozenset(
-    {"pd_op.sum", "pd_op.mean", "pd_op.max", "pd_op.min", "pd_op.prod"}
-)
-"""Reductions whose axes are a mutable IntArray operand (folded to attribute `axis`)."""
-
-AXIS_ATTRIBUTE_REDUCTIONS = frozenset({"pd_op.all", "pd_op.any"})
-"""Reductions whose axes are a plain `axis` attribute."""
-
-RESHAPES = frozenset({"pd_op.reshape", "pd_op.squeeze", "pd_op.unsqueeze", "pd_op.flatten"})
-"""Injective ops that only relabel dims: one taking a row form to a row form keeps every
-element at its row."""
-
-
 def op_pattern_kind(op: Operation) -> OpPatternKind:
-    """The op's kind: builtin combine / split / slice are INJECTIVE, argmax / argmin
-    REDUCTION, a declared op its pattern trait, anything else (glue, undeclared ops)
-    NON_FUSIBLE."""
-    if op.name in VECTOR_OPS:
-        return OpPatternKind.INJECTIVE
-    if op.name in ARG_REDUCTIONS:
-        return OpPatternKind.REDUCTION
+    """The op's kind: its entry's pattern; NON_FUSIBLE for ops with a side effect, ops
+    without a pattern and undeclared ops."""
     op_def = op.op_def
-    if op_def is None or pd_traits.SIDE_EFFECT in op_def.traits:
+    if op_def is None or op_def.pattern is None or op_def.has_trait(Trait.SIDE_EFFECT):
         return OpPatternKind.NON_FUSIBLE
-    for trait in op_def.traits:
-        kind = _BY_TRAIT.get(trait)
-        if kind is not None:
-            return kind
-    return OpPatternKind.NON_FUSIBLE
+    return op_def.pattern
 
 
 @dataclass(frozen=True)
@@ -140,15 +93,16 @@ def reduce_pattern(op: Operation) -> ReducePattern | None:
     argmin) with a static input shape, axes picked as the lowering and the reference
     pick them; None for any other op, a 0-D input, a dynamic shape or axes unknown
     before run time."""
-    if op.name not in AXIS_OPERAND_REDUCTIONS | AXIS_ATTRIBUTE_REDUCTIONS | ARG_REDUCTIONS:
+    op_def = op.op_def
+    if op_def is None or not (op_def.traits & _REDUCTION_TRAITS):
         return None
     x = op.operand_value(0) if op.num_operands else None
     shape = static_shape(x)
     if not shape:  # None (unknown) or () (a 0-D input reduces to itself)
         return None
     rank = len(shape)
-    if op.name in ARG_REDUCTIONS:
-        if op.attr("flatten", False):
+    if op_def.has_trait(Trait.ARG_REDUCTION):
+        if _attr(op, "flatten"):
             return ReducePattern.of(shape, range(rank))
         axis = _mutable(op, 1, "axis")
         if isinstance(axis, list):
@@ -156,13 +110,13 @@ def reduce_pattern(op: Operation) -> ReducePattern | None:
                 return None
             axis = axis[0]
         axes = [axis] if axis is not None else None
-    elif op.name in AXIS_ATTRIBUTE_REDUCTIONS:
-        axes = op.attr("axis", [])
+    elif op_def.has_trait(Trait.AXIS_ATTRIBUTE_REDUCTION):
+        axes = _attr(op, "axis")
     else:
         axes = _mutable(op, 1, "axis")
         if axes is not None and not isinstance(axes, list):
             axes = [axes]
-        if op.attr("reduce_all", False):
+        if op_def.attr_spec("reduce_all") and _attr(op, "reduce_all"):
             axes = []
     if axes is None:
         return None
@@ -175,6 +129,36 @@ def reduce_pattern(op: Operation) -> ReducePattern | None:
             return None
         normalized.add(a % rank)
     return ReducePattern.of(shape, sorted(normalized))
+
+
+def _attr(op: Operation, name: str) -> object:
+    """The op's attribute `name`, else its declared default (None for a required one
+    that is missing)."""
+    value = attr_value(op.op_def, op.attributes, name)
+    return None if value is REQUIRED else value
+
+
+_REDUCTION_TRAITS = frozenset(
+    {Trait.ARG_REDUCTION, Trait.AXIS_OPERAND_REDUCTION, Trait.AXIS_ATTRIBUTE_REDUCTION}
+)
+
+
+def is_reduction(op: Operation) -> bool:
+    """A reduction op lowering generates (sum, mean, max, min, prod, all, any, argmax,
+    argmin): its entry names where its axes come from. Grouping puts each in a FUSED
+    group of its own."""
+    op_def = op.op_def
+    return op_def is not None and bool(op_def.traits & _REDUCTION_TRAITS)
+
+
+def is_arg_reduction(op: Operation) -> bool:
+    op_def = op.op_def
+    return op_def is not None and op_def.has_trait(Trait.ARG_REDUCTION)
+
+
+def is_reshape(op: Operation) -> bool:
+    op_def = op.op_def
+    return op_def is not None and op_def.has_trait(Trait.RESHAPE)
 
 
 def _mutable(op: Operation, index: int, name: str):

@@ -39,7 +39,7 @@ from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
 from cinn_py.hlir.group import Group, GroupKind, check_groups
-from cinn_py.hlir.grouping import GLUE_OPS, VECTOR_OPS, FusionExplanation, explain_grouping
+from cinn_py.hlir.grouping import FusionExplanation, explain_grouping, has_trait
 from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.expr import IntImm
@@ -52,8 +52,10 @@ from cinn_py.pir.passes import PassManager
 from cinn_py.pir.passes.infer_shapes import specialize_shapes
 from cinn_py.pir.printer import ValueNames, print_op
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import Trait
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
+from cinn_py.reference import kernel_for
 from cinn_py.runtime.device import gpu_facts
 from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.instruction import Instruction, Workspace
@@ -93,10 +95,21 @@ class Stages:
     """Why groups linked by a value were not merged (empty for groups given by hand)."""
 
 
+def check_supported(program: Program) -> None:
+    """Every op of `program` is one cinn_py can run on every target (it has an entry with
+    a reference kernel, the fallback of every compiled target): else an
+    UnsupportedOpError naming the first op that is not and where it is used, before any
+    stage runs."""
+    for op in program.block:
+        op_def = op.op_def
+        if op_def is None or not op_def.has_trait(Trait.STRUCTURAL):
+            kernel_for(op)
+
+
 class PIRCompiler:
     """Compiles `program` for `target` ("cuda" or "cuda-emu") into a RuntimeProgram over
     `scope` (a new one when None). `feed_shapes` resolves -1 dims; `arch` overrides the
-    GPU arch NVRTC builds for."""
+    GPU arch NVRTC builds for; `feed_values` compiles those feeds in as constants."""
 
     def __init__(
         self,
@@ -105,6 +118,7 @@ class PIRCompiler:
         scope: Scope | None = None,
         *,
         feed_shapes: Mapping[str, Sequence[int]] | None = None,
+        feed_values: Mapping[str, Any] | None = None,
         arch: str | None = None,
     ) -> None:
         self.program = program
@@ -112,6 +126,9 @@ class PIRCompiler:
         self.scope = scope
         self.feed_shapes = dict(feed_shapes or {})
         """Shapes for the feeds' -1 dims, by feed name (a program with none needs none)."""
+        self.feed_values = dict(feed_values or {})
+        """Values of the feeds some result's shape depends on (an arange's fed bounds):
+        compiled in as constants (`specialize_shapes`)."""
         self.arch = arch
         self.timings: dict[str, float] = {}
         self._dump = DumpDir(None)
@@ -123,6 +140,7 @@ class PIRCompiler:
         With `groups`, the program is taken as it is (no passes: the groups hold its ops)."""
         if until not in UNTIL:
             raise ValueError(f"until must be one of {UNTIL}, got {until!r}")
+        check_supported(self.program)
         self._dump = DumpDir.start(program_label(self.program.source))
         explanations: list[FusionExplanation] = []
         if groups is None:
@@ -130,8 +148,12 @@ class PIRCompiler:
                 program = numbered_clone(self.program)
                 folder = self._dump.folder
                 manager = PassManager(dump_dir=None if folder is None else str(folder))
-                program = specialize_shapes(manager.run(program), self.feed_shapes)
-                if self.feed_shapes:  # a -1 dim fed a 0 makes tensors empty only now
+                program = specialize_shapes(
+                    manager.run(program), self.feed_shapes, self.feed_values
+                )
+                if (
+                    self.feed_shapes or self.feed_values
+                ):  # a -1 dim fed a 0 makes tensors empty only now
                     PassManager.from_names(AFTER_SPECIALIZE).run(program)
                 verify_program(program)
                 self._dump.write(
@@ -304,7 +326,7 @@ def ordered_groups(program: Program, groups: Sequence[Group]) -> list[Group]:
     grouped = {id(op) for g in groups for op in g.ops}
     units = list(groups)
     for index, op in enumerate(program.block):
-        if id(op) not in grouped and op.name not in GLUE_OPS | VECTOR_OPS:
+        if id(op) not in grouped and not (has_trait(op, Trait.GLUE) or has_trait(op, Trait.VECTOR)):
             units.append(Group(f"library_{index}", GroupKind.LIBRARY, [op]))
     position = {id(op): i for i, op in enumerate(program.block)}
     owner = {id(op): i for i, g in enumerate(units) for op in g.ops}

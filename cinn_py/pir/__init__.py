@@ -1,6 +1,7 @@
 """The PIR layer: Paddle's program IR in Python (cf. paddle/pir).
 
-Importing this package registers the `builtin`, `pd_op`, `cinn_op` and `cf` dialects.
+Importing this package registers the structural ops (`builtin.module`, `cinn_op`, `cf`);
+the first op lookup imports `cinn_py.ops`, which registers every other op.
 """
 
 from cinn_py.pir.attributes import (
@@ -23,7 +24,6 @@ from cinn_py.pir.builder import Builder
 from cinn_py.pir.context import IrContext
 from cinn_py.pir.dialects import builtin as _builtin  # noqa: F401  (registers the dialect)
 from cinn_py.pir.dialects import cinn_op as _cinn_op  # noqa: F401  (registers the dialect)
-from cinn_py.pir.dialects import pd_op as _pd_op  # noqa: F401  (registers the dialect)
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, lookup_op_def, registered_op_names
 from cinn_py.pir.operation import Block, Location, Operation, Region

@@ -21,14 +21,19 @@ def constant_of(value: Value) -> Any:
     op = value.defining_op
     if op is None:
         return None
+    # `shape` and `value` are required attributes (no declared default): an op lacking
+    # one holds no known constant.
     if op.name == "pd_op.full":
-        shape = op.attr("shape", [1])
+        shape = op.attr("shape")
+        if shape is None:
+            return None
         count = 1
         for d in shape:
             count *= d
         return op.attr("value") if count == 1 else None
     if op.name == "pd_op.full_int_array":
-        return list(op.attr("value", []))
+        values = op.attr("value")
+        return None if values is None else list(values)
     if op.name == "pd_op.assign":
         source = op.operand_value(0)
         return None if source is None else constant_of(source)

@@ -19,8 +19,10 @@ A TYPE or ATTR is `{"#": "<dialect id>.<tag>", "D": data}`; the tags are in the 
 below. Float attributes that are NaN or infinite have `"VD": "NaN" | "INF" | "-INF"`
 instead of `"D"` (Paddle 3.3.1 writes these but cannot read them back itself).
 
-Types come from the file, never from op declarations, so a model loads whether or not
-its ops are declared; undeclared ops fail later, where something needs to run them.
+A result typed `{"#": "NULL"}` (printed `<<NULL TYPE>>`) is one the op leaves unmade
+(`NullType`). Types come from the file, never from op declarations, so a model loads
+whether or not its ops are declared; undeclared ops fail later, where something needs
+to run them.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from cinn_py.pir.lexer import binary_data_reason
 from cinn_py.pir.operation import Block, Location, Operation
 from cinn_py.pir.pdiparams import read_pdiparams
 from cinn_py.pir.program import Program
-from cinn_py.pir.types import DenseTensorType, ElementType, Type, VectorType
+from cinn_py.pir.types import DenseTensorType, ElementType, NullType, Type, VectorType
 from cinn_py.pir.value import Value
 
 SUPPORTED_VERSIONS = frozenset({4})
@@ -291,7 +293,7 @@ class _ProgramReader:
         op = Operation.create(
             "builtin.parameter",
             (),
-            [_result_type(result)],
+            [_result_type(result, null_ok=False)],
             attributes,
             loc=self._location(index),
         )
@@ -346,8 +348,13 @@ def _op_name(encoded: str) -> str:
     return encoded
 
 
-def _result_type(result_json: Any) -> Type:
-    return _parse_type(_get(result_json, "TT", dict, "a result"))
+def _result_type(result_json: Any, null_ok: bool = True) -> Type:
+    """A result's type; `{"#": "NULL"}` (Paddle's <<NULL TYPE>>) is a result the op leaves
+    unmade, which only an op's result may be."""
+    node = _get(result_json, "TT", dict, "a result")
+    if null_ok and node.get("#") == "NULL":
+        return NullType.get()
+    return _parse_type(node)
 
 
 def _flag(key: str, value: Any) -> A.ArrayAttribute:
@@ -439,7 +446,7 @@ def _parse_type(node: dict[str, Any]) -> Type:
             [_parse_type(_as_node(t)) for t in _get(node, "D", list, f"type {tag}")]
         )
     if tag == "NULL":
-        raise _Bad("has a null type, which cinn_py does not support")
+        raise _Bad("has a null type where only an op's result may have one")
     if tag in _UNSUPPORTED_TYPES:
         raise _Bad(f"type {tag} ({_UNSUPPORTED_TYPES[tag]}) is not supported by cinn_py")
     raise _Bad(f"unknown type tag {_show(tag)}")

@@ -1,26 +1,40 @@
-"""Op declarations: an op is declared once, not hand-written.
+"""Op entries: everything about an op in one place, as CINN's `CINN_REGISTER_OP` does.
 
-An `OpDef` names the op's operands, attributes (with their kinds and defaults),
-results, traits, extra `verify` checks and `infer_meta` (result dtype and shape from
-the operands and attributes). Dialect modules declare their ops with `OpDef(...)`
-and end with the list they register. Everything else (the parser recovering attribute
-types, the builder filling defaults and result types, the verifier) reads these.
+An `OpDef` is the one entry of an op: its declaration (operands, attributes with their
+kinds and defaults, results), `infer_meta` (result dtype and shape from the operands
+and attributes, `computed_meta` where the kernel computes something else), its pattern
+kind and traits, and how it runs: the reference `kernel` (NumPy, the oracle), the
+`lowering` (a TE-style compute for fused kernels), the `decompose` rule (primitives
+that fuse with their neighbours). An op with a kernel but neither of the others runs as
+a library instruction. The ops themselves are declared in `cinn_py/ops/` (one module
+per family) and `cinn_py/pir/dialects/` (structural ops); everything else (parser,
+builder, verifier, passes, fusion, lowering, the reference executor) asks the entry,
+by `lookup_op_def(name)` and `OpDef.has_trait(Trait...)`.
+
+The registry imports `cinn_py.ops` on first lookup, so `cinn_py.pir` itself imports
+neither the kernels nor the lowerings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cinn_py.errors import VerifyError
 from cinn_py.pir import attributes as A
 from cinn_py.pir.constant import constant_of
+from cinn_py.pir.traits import OpPatternKind, Trait
 from cinn_py.pir.types import DenseTensorType, Type, VectorType
 
 if TYPE_CHECKING:
+    from cinn_py.hlir.op_lowering.context import OpLowering
     from cinn_py.pir.operation import Operation
+    from cinn_py.pir.passes.decompose import DecomposeRule
     from cinn_py.pir.value import Value
+    from cinn_py.reference_ops.context import Kernel
 
 
 class _Required:
@@ -31,29 +45,72 @@ class _Required:
 REQUIRED: Any = _Required()
 """Default of an attribute that every op must carry."""
 
-ATTR_KINDS = (
-    "bool",
-    "int32",
-    "int64",
-    "float",
-    "double",
-    "str",
-    "type",
-    "int_array",
-    "data_type",
-    "place",
-    "data_layout",
-    "scalar",
-    "array<bool>",
-    "array<int32>",
-    "array<int64>",
-    "array<float>",
-    "array<double>",
-    "array<str>",
+
+class ScalarKind:
+    """pd_op.Scalar: any number attribute (Paddle prints a Scalar as the attribute it wraps)."""
+
+    name = "scalar"
+
+    def __repr__(self) -> str:
+        return "Scalar"
+
+
+Scalar = ScalarKind()
+
+
+@dataclass(frozen=True)
+class ArrayOf:
+    """An ArrayAttribute whose items are of kind `item` (None: any items)."""
+
+    item: type[A.Attribute] | None = None
+
+    @property
+    def name(self) -> str:
+        return "array" if self.item is None else f"array<{self.item.kind}>"
+
+
+AttrKind = type[A.Attribute] | ArrayOf | ScalarKind
+"""What an attribute is declared as: an attribute class (`Int32Attribute`), `ArrayOf(...)`
+or `Scalar`."""
+
+
+def kind_name(kind: AttrKind) -> str:
+    """The kind's name as errors and the parser's tables spell it: `int32`, `array<bool>`."""
+    return kind.kind if isinstance(kind, type) else kind.name
+
+
+_NAMED_KINDS: dict[str, AttrKind] = {
+    **{cls.kind: cls for cls in A.ATTRIBUTE_KINDS.values() if cls is not A.ArrayAttribute},
+    "scalar": Scalar,
+}
+
+
+ATTR_KINDS: tuple[str, ...] = (
+    *_NAMED_KINDS,
+    *(f"array<{k}>" for k in ("bool", "int32", "int64", "float", "double", "str")),
     "array",
 )
-"""The kinds an attribute may be declared with. `array<K>` is an ArrayAttribute of K;
-plain `array` takes any items; `scalar` takes any number attribute (pd_op.Scalar)."""
+"""The name of every kind a declaration may use (`kind_name`)."""
+
+
+def kind_from_name(name: str) -> AttrKind:
+    """The kind `kind_name` spells `name` (the parser's typed prefixes name kinds so)."""
+    if name == "array":
+        return ArrayOf()
+    if name.startswith("array<"):
+        item = _NAMED_KINDS[name[len("array<") : -1]]
+        assert isinstance(item, type)
+        return ArrayOf(item)
+    return _NAMED_KINDS[name]
+
+
+def _check_kind(kind: object, what: str) -> None:
+    if isinstance(kind, (ArrayOf, ScalarKind)):
+        return
+    if not (isinstance(kind, type) and issubclass(kind, A.Attribute)) or kind is A.Attribute:
+        raise ValueError(f"{what}: unknown attribute kind {kind!r}")
+    if kind is A.ArrayAttribute:
+        raise ValueError(f"{what}: declare an array as ArrayOf(item kind)")
 
 
 @dataclass(frozen=True)
@@ -71,33 +128,38 @@ class OperandSpec:
     optional: bool = False
     variadic: bool = False
     mutable_attr: str | None = None
-    mutable_kind: str = "int_array"
+    mutable_kind: AttrKind = A.IntArrayAttribute
 
     def __post_init__(self) -> None:
-        if self.mutable_kind not in ATTR_KINDS:
-            raise ValueError(f"operand {self.name}: unknown mutable_kind '{self.mutable_kind}'")
+        _check_kind(self.mutable_kind, f"operand {self.name}")
 
 
 @dataclass(frozen=True)
 class AttrSpec:
+    """One attribute: its name, kind and default (`REQUIRED`: every op must carry it;
+    None: optional, with no value when absent)."""
+
     name: str
-    kind: str
+    kind: AttrKind
     default: Any = REQUIRED
 
     def __post_init__(self) -> None:
-        if self.kind not in ATTR_KINDS:
-            raise ValueError(f"attribute {self.name}: unknown kind '{self.kind}'")
+        _check_kind(self.kind, f"attribute {self.name}")
+
+    @property
+    def kind_name(self) -> str:
+        return kind_name(self.kind)
 
 
 COMMON_ATTRS: dict[str, AttrSpec] = {
     spec.name: spec
     for spec in (
-        AttrSpec("stop_gradient", "array<bool>", None),
-        AttrSpec("persistable", "array<bool>", None),
-        AttrSpec("struct_name", "str", None),
-        AttrSpec("op_callstack", "array<str>", None),
-        AttrSpec("op_role", "int32", None),
-        AttrSpec("op_dist_attr", "str", None),
+        AttrSpec("stop_gradient", ArrayOf(A.BoolAttribute), None),
+        AttrSpec("persistable", ArrayOf(A.BoolAttribute), None),
+        AttrSpec("struct_name", A.StrAttribute, None),
+        AttrSpec("op_callstack", ArrayOf(A.StrAttribute), None),
+        AttrSpec("op_role", A.Int32Attribute, None),
+        AttrSpec("op_dist_attr", A.StrAttribute, None),
     )
 }
 """Attributes any op may carry whatever its declaration (Paddle adds them everywhere)."""
@@ -109,13 +171,22 @@ Verifier = Callable[["Operation"], None]
 
 @dataclass(frozen=True)
 class OpDef:
-    """The declaration of one op."""
+    """The one entry of an op: declaration, meta inference, traits and its
+    implementations (see the module docstring; `docs/EXTENDING.md`)."""
 
     name: str
     operands: tuple[OperandSpec, ...] = ()
     attributes: tuple[AttrSpec, ...] = ()
     results: tuple[str, ...] = ("out",)
-    traits: frozenset[str] = frozenset()
+    pattern: OpPatternKind | None = None
+    """How its outputs depend on its inputs, for fusion (None: fuses with nothing)."""
+    traits: frozenset[Trait] = frozenset()
+    kernel: Kernel | None = None
+    """The reference kernel (NumPy): the oracle, constant folding, library instructions."""
+    lowering: OpLowering | None = None
+    """The compute a fused kernel inlines, and the dtypes it accepts."""
+    decompose: DecomposeRule | None = None
+    """Rewrites the op into primitives before fusion (None from the rule: left whole)."""
     infer_meta: InferMeta | None = None
     computed_meta: InferMeta | None = None
     """The result types the kernel really computes, where they differ from the types
@@ -130,6 +201,32 @@ class OpDef:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attr_index", {a.name: a for a in self.attributes})
+        object.__setattr__(self, "traits", frozenset(self.traits))
+        for trait in self.traits:
+            if not isinstance(trait, Trait):
+                raise ValueError(f"{self.name}: trait {trait!r} is not a Trait")
+        if self.pattern is not None and not isinstance(self.pattern, OpPatternKind):
+            raise ValueError(f"{self.name}: pattern {self.pattern!r} is not an OpPatternKind")
+
+    def attr_default(self, name: str) -> Any:
+        """The declared default of attribute `name` (REQUIRED if it has none)."""
+        spec = self.attr_spec(name)
+        return REQUIRED if spec is None else spec.default
+
+    @property
+    def compiled_by(self) -> str:
+        """How a compiled target runs the op: `lowered`, `decomposed` (where the rule
+        applies; otherwise lowered or library), `library` (its reference kernel as a
+        LibraryInstruction), `structural` or `none`."""
+        if Trait.STRUCTURAL in self.traits:
+            return "structural"
+        if self.decompose is not None:
+            return "decomposed"
+        if self.lowering is not None:
+            return "lowered"
+        if self.kernel is not None:
+            return "library"
+        return "none"
 
     def attr_spec(self, name: str) -> AttrSpec | None:
         return self.attr_index.get(name) or COMMON_ATTRS.get(name)
@@ -140,7 +237,7 @@ class OpDef:
                 return i
         raise KeyError(f"{self.name} has no operand '{name}'")
 
-    def has_trait(self, trait: str) -> bool:
+    def has_trait(self, trait: Trait) -> bool:
         return trait in self.traits
 
 
@@ -148,13 +245,14 @@ def operand(name: str, **kw: Any) -> OperandSpec:
     return OperandSpec(name, **kw)
 
 
-def attr(name: str, kind: str, default: Any = REQUIRED) -> AttrSpec:
+def attr(name: str, kind: AttrKind, default: Any = REQUIRED) -> AttrSpec:
     return AttrSpec(name, kind, default)
 
 
 # -- registry ------------------------------------------------------------------------
 
 _REGISTRY: dict[str, OpDef] = {}
+_loaded = False
 
 
 def register_ops(dialect: str, ops: Sequence[OpDef]) -> None:
@@ -162,82 +260,85 @@ def register_ops(dialect: str, ops: Sequence[OpDef]) -> None:
     for op_def in ops:
         if not op_def.name.startswith(dialect + "."):
             raise ValueError(f"{op_def.name} does not belong to dialect {dialect}")
-        if op_def.name in _REGISTRY and _REGISTRY[op_def.name] is not op_def:
+        if op_def.name in _REGISTRY:
             raise ValueError(f"{op_def.name} is registered twice")
         _REGISTRY[op_def.name] = op_def
 
 
+def _load_ops() -> None:
+    """Import `cinn_py.ops` (whose modules register the op entries) once, on first use."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import cinn_py.ops  # noqa: F401, PLC0415  (registers every op family)
+
+
 def lookup_op_def(name: str) -> OpDef | None:
+    """The entry of op `name`, None if cinn_py does not know it."""
+    _load_ops()
     return _REGISTRY.get(name)
 
 
 def registered_op_names() -> list[str]:
+    _load_ops()
     return sorted(_REGISTRY)
+
+
+@contextlib.contextmanager
+def override_op(name: str, **fields: Any) -> Iterator[OpDef]:
+    """Within the block, op `name`'s entry with `fields` replaced: how tests plant a wrong
+    lowering and the fuzzer swaps in a kernel variant. Not for production code."""
+    _load_ops()
+    old = _REGISTRY[name]
+    _REGISTRY[name] = dataclasses.replace(old, **fields)
+    try:
+        yield _REGISTRY[name]
+    finally:
+        _REGISTRY[name] = old
+
+
+def registered_ops() -> list[OpDef]:
+    """Every entry, by name."""
+    _load_ops()
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
 
 
 # -- attribute kinds -------------------------------------------------------------------
 
-_KIND_CLASSES: dict[str, tuple[type[A.Attribute], ...]] = {
-    "bool": (A.BoolAttribute,),
-    "int32": (A.Int32Attribute,),
-    "int64": (A.Int64Attribute,),
-    "float": (A.FloatAttribute,),
-    "double": (A.DoubleAttribute,),
-    "str": (A.StrAttribute,),
-    "type": (A.TypeAttribute,),
-    "int_array": (A.IntArrayAttribute,),
-    "data_type": (A.DataTypeAttribute,),
-    "place": (A.PlaceAttribute,),
-    "data_layout": (A.DataLayoutAttribute,),
-    "scalar": A.SCALAR_ATTRIBUTES,
+_WIDER = {
+    A.Int32Attribute: A.Int64Attribute,
+    A.Int64Attribute: A.Int32Attribute,
+    A.FloatAttribute: A.DoubleAttribute,
+    A.DoubleAttribute: A.FloatAttribute,
 }
+"""Paddle itself is loose about int widths and float widths in saved programs."""
 
 
-def attribute_matches(kind: str, attribute: A.Attribute) -> bool:
+def attribute_matches(kind: AttrKind, attribute: A.Attribute) -> bool:
     """Does `attribute` have the declared `kind`? Numbers may be held wider than declared."""
-    if kind.startswith("array"):
+    if isinstance(kind, ArrayOf):
         if not isinstance(attribute, A.ArrayAttribute):
             return False
-        item_kind = kind[6:-1] if kind != "array" else None
-        return item_kind is None or all(attribute_matches(item_kind, a) for a in attribute)
-    classes = _KIND_CLASSES[kind]
-    if isinstance(attribute, classes):
+        return kind.item is None or all(attribute_matches(kind.item, a) for a in attribute)
+    if isinstance(kind, ScalarKind):
+        return isinstance(attribute, A.SCALAR_ATTRIBUTES)
+    if isinstance(attribute, kind):
         return True
-    # Paddle itself is loose about int widths and float widths in saved programs.
-    widen = {
-        "int32": A.Int64Attribute,
-        "int64": A.Int32Attribute,
-        "float": A.DoubleAttribute,
-        "double": A.FloatAttribute,
-    }
-    return kind in widen and isinstance(attribute, widen[kind])
+    wider = _WIDER.get(kind)
+    return wider is not None and isinstance(attribute, wider)
 
 
-def make_attribute(kind: str, value: Any) -> A.Attribute:
+def make_attribute(kind: AttrKind, value: Any) -> A.Attribute:
     """The attribute of declared `kind` holding Python `value` (used for defaults and builders)."""
     if isinstance(value, A.Attribute):
         return value
-    if kind.startswith("array"):
-        item_kind = kind[6:-1] if kind != "array" else None
-        items = [
-            make_attribute(item_kind, v) if item_kind else A.attr_from_python(v) for v in value
-        ]
+    if isinstance(kind, ArrayOf):
+        item = kind.item
+        items = [make_attribute(item, v) if item else A.attr_from_python(v) for v in value]
         return A.ArrayAttribute.get(items)
-    makers: dict[str, Callable[[Any], A.Attribute]] = {
-        "bool": A.BoolAttribute.get,
-        "int32": A.Int32Attribute.get,
-        "int64": A.Int64Attribute.get,
-        "float": A.FloatAttribute.get,
-        "double": A.DoubleAttribute.get,
-        "str": A.StrAttribute.get,
-        "type": A.TypeAttribute.get,
-        "int_array": A.IntArrayAttribute.get,
-        "data_type": A.DataTypeAttribute.get,
-        "place": A.PlaceAttribute.get,
-        "data_layout": A.DataLayoutAttribute.get,
-        "scalar": A.scalar_attribute,
-    }
-    return makers[kind](value)
+    if isinstance(kind, ScalarKind):
+        return A.scalar_attribute(value)
+    return kind.get(value)
 
 
 # -- infer_meta context ------------------------------------------------------------------
@@ -261,10 +362,15 @@ class InferContext:
         self.operands = list(operands)
         self.attributes = attributes
         self.where = where
+        self.declared: list[Type] | None = None
+        """The result types the op declares, when it exists (`of`): for a result whose
+        dims Paddle leaves unset (einsum's inner cache), which an infer_meta then keeps."""
 
     @classmethod
     def of(cls, op: Operation) -> InferContext:
-        return cls(op.op_def, op.operand_values(), op.attributes, op.where())
+        ctx = cls(op.op_def, op.operand_values(), op.attributes, op.where())
+        ctx.declared = [r.type for r in op.results]
+        return ctx
 
     def error(self, why: str, operand: str = "") -> VerifyError:
         return VerifyError(self.op_def.name, why, where=self.where, operand=operand)
@@ -306,13 +412,10 @@ class InferContext:
 
     def attr(self, name: str) -> Any:
         """The attribute's Python value, or the declared default."""
-        attribute = self.attributes.get(name)
-        if attribute is not None:
-            return attribute.to_python()
-        spec = self.op_def.attr_spec(name)
-        if spec is None or spec.default is REQUIRED:
+        value = attr_value(self.op_def, self.attributes, name)
+        if value is REQUIRED:
             raise self.error(f"needs attribute '{name}'")
-        return spec.default
+        return value
 
     def constant(self, key: int | str) -> Any:
         """A mutable-attribute operand's value: the folded attribute, else the constant
@@ -325,3 +428,13 @@ class InferContext:
         if value is None:
             return None
         return constant_of(value)
+
+
+def attr_value(op_def: OpDef | None, attributes: dict[str, A.Attribute], name: str) -> Any:
+    """Attribute `name`'s Python value, else its declared default (REQUIRED if neither):
+    the one rule every context (infer_meta, kernels, lowerings, decompositions) reads
+    attributes by."""
+    attribute = attributes.get(name)
+    if attribute is not None:
+        return attribute.to_python()
+    return REQUIRED if op_def is None else op_def.attr_default(name)

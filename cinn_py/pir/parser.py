@@ -30,11 +30,19 @@ from cinn_py.errors import LoadError, ParseError
 from cinn_py.pir.attributes import ArrayAttribute, Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.lexer import Lexer, Source, Token, TokenKind, binary_data_reason
-from cinn_py.pir.op_def import OpDef, lookup_op_def, make_attribute
+from cinn_py.pir.op_def import OpDef, kind_from_name, lookup_op_def, make_attribute
 from cinn_py.pir.operation import Location, Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program, TextStyle
-from cinn_py.pir.types import DYNAMIC, DenseTensorType, ElementType, Type, VectorType
+from cinn_py.pir.types import (
+    DYNAMIC,
+    DenseTensorType,
+    ElementType,
+    NullType,
+    Type,
+    VectorType,
+    is_null,
+)
 from cinn_py.pir.value import Value
 
 T = TypeVar("T")
@@ -257,7 +265,7 @@ def _guess_word_kind(literal: _Literal) -> str:
 
 def _build(literal: _Literal, kind: str, label: str) -> Attribute:
     try:
-        return make_attribute(kind, _python_value(literal, kind))
+        return make_attribute(kind_from_name(kind), _python_value(literal, kind))
     except ValueError as error:
         raise _BadValue(literal, f"{label}, {error}") from None
 
@@ -480,7 +488,8 @@ class _Parser:
                 opening,
             )
         for (value_token, value), (type_token, type_) in zip(operands, types, strict=True):
-            actual = None if value is None else value.type
+            # a use of a null-typed result lists <<NULL TYPE>> too (the verifier rejects it)
+            actual = None if value is None or is_null(value.type) else value.type
             if type_ is not actual:
                 raise self._error(
                     f"operand {value_token.text} has type {print_type(actual)}, "
@@ -489,14 +498,19 @@ class _Parser:
                 )
 
     def _parse_result_types(self) -> list[Type]:
-        """The types after `->`: none (the line ends) or a comma-separated list."""
+        """The types after `->`: none (the line ends) or a comma-separated list. A result
+        typed <<NULL TYPE>> is one the op leaves unmade (`NullType`)."""
         starts = (TokenKind.ANGLE_TYPE, TokenKind.IDENT, TokenKind.NULL_TYPE)
         if self._token.kind not in starts:
             return []
-        types = [self._parse_non_null_type("a result")]
+        types = [self._parse_result_type()]
         while self._accept(TokenKind.COMMA):
-            types.append(self._parse_non_null_type("a result"))
+            types.append(self._parse_result_type())
         return types
+
+    def _parse_result_type(self) -> Type:
+        type_ = self._parse_type()
+        return NullType.get() if type_ is None else type_
 
     # -- attributes --------------------------------------------------------------------
     def _parse_attributes(self, op_name: str) -> dict[str, Attribute]:
@@ -519,7 +533,7 @@ class _Parser:
         self, literal: _Literal, key: str, op_name: str, op_def: OpDef | None
     ) -> Attribute:
         spec = op_def.attr_spec(key) if op_def is not None else None
-        kind = spec.kind if spec is not None else None
+        kind = spec.kind_name if spec is not None else None
         try:
             return _to_attribute(literal, kind, f"declared {kind}" if kind else "not declared")
         except _BadValue as bad:

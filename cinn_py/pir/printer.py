@@ -14,7 +14,7 @@ from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir import attributes as A
 from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.program import Program, TextStyle
-from cinn_py.pir.types import DenseTensorType, ElementType, Type, VectorType
+from cinn_py.pir.types import DenseTensorType, ElementType, NullType, Type, VectorType
 from cinn_py.pir.value import Value
 
 NULL_VALUE = "<<NULL VALUE>>"
@@ -39,7 +39,7 @@ def quote(text: str) -> str:
 
 def print_type(type_: Type | None, style: TextStyle | None = None) -> str:
     style = style or TextStyle()
-    if type_ is None:
+    if type_ is None or isinstance(type_, NullType):
         return NULL_TYPE
     if isinstance(type_, ElementType):
         return type_.dtype.short

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from cinn_py.pir.operation import Block, Operation
+from cinn_py.pir.traits import Trait
+from cinn_py.pir.types import is_null
 from cinn_py.pir.value import Value
-
-_INPUT_OPS = frozenset({"pd_op.data", "builtin.parameter"})
 
 
 @dataclass
@@ -64,15 +64,20 @@ class Program:
 
     def fetch_ops(self) -> list[Operation]:
         """The program's declared outputs, in order: fetch and shadow_output ops."""
-        return [op for op in self.block if op.name in ("pd_op.fetch", "builtin.shadow_output")]
+        return [
+            op
+            for op in self.block
+            if op.op_def is not None and op.op_def.has_trait(Trait.PROGRAM_OUTPUT)
+        ]
 
     def outputs(self) -> list[Value]:
         """What the program produces, in order.
 
         A saved model names its outputs with fetch / shadow_output ops: their operands.
         A printed program usually has none; then every result no op reads is an output,
-        in program order, except the results of data and parameter ops (those are inputs).
-        Once `pin_outputs` has run, the pinned list.
+        in program order, except the results of data and parameter ops (those are inputs)
+        and results typed <<NULL TYPE>> (their op leaves them unmade). Once `pin_outputs`
+        has run, the pinned list.
         """
         if self.pinned_outputs is not None:
             return list(self.pinned_outputs)
@@ -82,9 +87,9 @@ class Program:
         return [
             result
             for op in self.block
-            if op.name not in _INPUT_OPS
+            if not (op.op_def is not None and op.op_def.has_trait(Trait.PROGRAM_INPUT))
             for result in op.results
-            if result.use_empty()
+            if result.use_empty() and not is_null(result.type)
         ]
 
     def pin_outputs(self) -> list[Value]:

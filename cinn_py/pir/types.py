@@ -132,6 +132,27 @@ class VectorType(Type):
         return "vec[" + ",".join(repr(t) for t in self.types) + "]"
 
 
+class NullType(Type):
+    """What Paddle prints as `<<NULL TYPE>>` for a result an op leaves unmade
+    (`pd_op.fused_rms_norm_quant`'s residual_out when no residual is given). A value of
+    this type holds nothing: the verifier rejects any use of it and no target allocates
+    it. A null operand is None, not a value of this type."""
+
+    __slots__ = ()
+
+    @classmethod
+    def get(cls) -> NullType:
+        return cls._unique(())
+
+    def __repr__(self) -> str:
+        return "<<NULL TYPE>>"
+
+
+def is_null(type_: Type | None) -> bool:
+    """Whether `type_` is the type of a result an op leaves unmade (`NullType`)."""
+    return isinstance(type_, NullType)
+
+
 def tensor(dtype: DataType, *dims: int) -> DenseTensorType:
     """Shorthand: `tensor(DataType.FLOAT32, 8, 16)`."""
     return DenseTensorType.get(dtype, dims)

@@ -1,11 +1,12 @@
 """Checks a whole program against its op declarations.
 
-Structure first (every operand defined before use, use lists exact; an op nested in
-a region sees the values defined before its op), then each declared op: operand and
-result counts, null operands only where optional, attribute kinds, required
-attributes, the op's own `verify`, and result types that agree with `infer_meta` (a -1
-dim agrees with any size). Undeclared ops are checked for structure only: they fail
-later, where something needs to run them.
+Structure first (every operand defined before use, use lists exact, no use of a result
+typed <<NULL TYPE>>, which its op leaves unmade; an op nested in a region sees the
+values defined before its op), then each declared op: operand and result counts, null
+operands only where optional, attribute kinds, required attributes, the op's own
+`verify`, and result types that agree with `infer_meta` (a -1 dim agrees with any
+size). Undeclared ops are checked for structure only: they fail later, where something
+needs to run them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from cinn_py.pir.op_def import REQUIRED, InferContext, attribute_matches
 from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
-from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type, VectorType
+from cinn_py.pir.traits import Trait
+from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type, VectorType, is_null
+from cinn_py.pir.value import OpResult, Value
 
 
 def types_compatible(declared: Type, inferred: Type) -> bool:
@@ -68,6 +71,26 @@ def verify_structure(op: Operation, defined: set[int]) -> None:
             raise VerifyError(
                 op.name, "use list out of step", where=op.where(), operand=f"#{operand.index}"
             )
+        if is_null(value.type):
+            raise VerifyError(
+                op.name,
+                f"uses {_describe_result(value)}, which is typed <<NULL TYPE>>: "
+                "its op leaves it unmade, so it holds no value",
+                where=op.where(),
+                operand=f"#{operand.index}",
+            )
+
+
+def _describe_result(value: Value) -> str:
+    """`%6 (result #1 'residual_out' of pd_op.fused_rms_norm_quant)`."""
+    owner = value.defining_op
+    number = "" if value.id_hint is None else f"%{value.id_hint} "
+    if owner is None or not isinstance(value, OpResult):
+        return f"{number}(a value)"
+    op_def = owner.op_def
+    names = op_def.results if op_def is not None and not op_def.variadic_results else ()
+    label = f" '{names[value.index]}'" if value.index < len(names) else ""
+    return f"{number}(result #{value.index}{label} of {owner.name})"
 
 
 def verify_op(op: Operation) -> None:
@@ -93,7 +116,7 @@ def verify_op(op: Operation) -> None:
     for name, attribute in op.attributes.items():
         spec = op_def.attr_spec(name)
         if spec is not None and not attribute_matches(spec.kind, attribute):
-            raise fail(f"attribute '{name}' must be {spec.kind}, got {attribute!r}")
+            raise fail(f"attribute '{name}' must be {spec.kind_name}, got {attribute!r}")
     for spec in op_def.attributes:
         if spec.default is REQUIRED and spec.name not in op.attributes:
             raise fail(f"needs attribute '{spec.name}'")
@@ -102,7 +125,7 @@ def verify_op(op: Operation) -> None:
         raise fail(f"makes {len(op_def.results)} results, got {op.num_results}")
     if op_def.verify is not None:
         op_def.verify(op)
-    if op_def.infer_meta is not None and op.name not in _EXPLICIT_TYPES:
+    if op_def.infer_meta is not None and not op_def.has_trait(Trait.EXPLICIT_TYPE):
         ctx = InferContext.of(op)
         inferred = list(op_def.infer_meta(ctx))
         computed = list(op_def.computed_meta(ctx)) if op_def.computed_meta else inferred
@@ -116,7 +139,3 @@ def verify_op(op: Operation) -> None:
                     f"result #{result.index} has type {print_type(result.type)}, "
                     f"but its operands give {print_type(expected)}"
                 )
-
-
-_EXPLICIT_TYPES = frozenset({"builtin.parameter", "builtin.constant"})
-"""Ops whose result type is given, not inferred."""

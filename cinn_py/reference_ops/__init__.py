@@ -1,19 +1,8 @@
-"""The reference executor's kernels, one module per category, merged into one table
-from op name to kernel (see `cinn_py.reference`)."""
+"""What reference kernels share: `KernelContext` and the dtype rules (`context.py`).
+The kernels themselves live in the op entries (`cinn_py/ops/`)."""
 
 from __future__ import annotations
 
-from cinn_py.reference_ops import activation, creation, elementwise, io, manipulation, nn, reduction
 from cinn_py.reference_ops.context import Kernel, KernelContext, Runtime
 
-KERNELS: dict[str, Kernel] = {
-    **io.KERNELS,
-    **creation.KERNELS,
-    **elementwise.KERNELS,
-    **activation.KERNELS,
-    **reduction.KERNELS,
-    **manipulation.KERNELS,
-    **nn.KERNELS,
-}
-
-__all__ = ["KERNELS", "Kernel", "KernelContext", "Runtime"]
+__all__ = ["Kernel", "KernelContext", "Runtime"]

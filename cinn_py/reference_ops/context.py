@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from cinn_py.errors import ShapeError, VerifyError
+from cinn_py.errors import FeedError, ShapeError, VerifyError
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
+from cinn_py.pir.op_def import REQUIRED, attr_value
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type
 
@@ -24,8 +25,6 @@ RuntimeValue = np.ndarray | list
 Kernel = Callable[["KernelContext"], Any]
 """Computes one op: returns its result (one value), a sequence of results (several), or
 None (no results)."""
-
-_MISSING = object()
 
 
 def storage_dtype(dtype: DataType) -> np.dtype:
@@ -68,6 +67,15 @@ def to_dtype(array: Any, dtype: DataType) -> np.ndarray:
         return array.astype(target)
 
 
+def trunc_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """C integer division (toward zero), which Paddle's integer `divide` does; x / 0 is
+    0 and INT_MIN / -1 wraps to INT_MIN (NumPy's `//` gives both)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        quotient = np.floor_divide(x, y)
+    inexact = (quotient * y != x) & ((x < 0) != (y < 0)) & (y != 0)
+    return quotient + inexact
+
+
 def to_boundary(array: np.ndarray, dtype: DataType) -> np.ndarray:
     """A value as it leaves the executor: bfloat16 as uint16 bit patterns."""
     return float32_to_bfloat16(array) if dtype is DataType.BFLOAT16 else array
@@ -78,6 +86,50 @@ def shape_fits(shape: tuple[int, ...], type_: DenseTensorType) -> bool:
     return len(shape) == type_.rank and all(
         d in (DYNAMIC, n) for d, n in zip(type_.dims, shape, strict=True)
     )
+
+
+def boundary_dtype(dtype: DataType) -> np.dtype:
+    """The NumPy dtype of a `dtype` array at the API: bfloat16 travels as uint16 bit
+    patterns (as Paddle's `.numpy()` gives it and model.pdiparams stores it)."""
+    return np.dtype(np.uint16) if dtype is DataType.BFLOAT16 else dtype.numpy
+
+
+def describe(type_: DenseTensorType) -> str:
+    """`float32 [-1, 6]`, the way FeedError shows what a program expects."""
+    suffix = " (uint16 bit patterns)" if type_.data_type is DataType.BFLOAT16 else ""
+    return f"{type_.data_type.value}{suffix} {list(type_.dims)}"
+
+
+def check_input(name: str, array: Any, type_: DenseTensorType) -> np.ndarray:
+    """A feed or parameter as the executor holds it, after checking it against the
+    program's declared type (a -1 dim matches any size)."""
+    if array is None:
+        raise FeedError(name, describe(type_), "nothing (it is missing)")
+    array = np.asarray(array)
+    got = f"{array.dtype} {list(array.shape)}"
+    if array.dtype != boundary_dtype(type_.data_type):
+        raise FeedError(name, describe(type_), got)
+    if not shape_fits(array.shape, type_):
+        raise FeedError(name, describe(type_), got)
+    if type_.data_type is DataType.BFLOAT16:
+        return bfloat16_to_float32(array)
+    return array
+
+
+def normalize_axis(axis: int, rank: int, ctx: KernelContext) -> int:
+    """`axis` counted from 0 (a negative one from the end); an error naming the op
+    when it is out of range."""
+    if not -rank <= axis < rank:
+        raise ctx.error(f"axis {axis} is out of range for a rank-{rank} tensor")
+    return axis % rank
+
+
+def check_indices(ctx: KernelContext, index: np.ndarray, low: int, high: int) -> None:
+    """Data-dependent indices (gather, embedding) must lie in [low, high)."""
+    bad = (index < low) | (index >= high)
+    if np.any(bad):
+        first = index[bad].reshape(-1)[0]
+        raise ctx.shape_error(f"index {first} is out of range [{low}, {high})")
 
 
 def tensor_type(type_: Type | None, what: str) -> DenseTensorType:
@@ -127,13 +179,17 @@ class KernelContext:
         return self.tensor(index).astype(dtype, copy=False)
 
     # -- attributes -----------------------------------------------------------------
-    def attr(self, name: str, default: Any = _MISSING) -> Any:
-        attribute = self.op.attributes.get(name)
-        if attribute is not None:
-            return attribute.to_python()
-        if default is _MISSING:
+    def attr(self, name: str) -> Any:
+        """The attribute's Python value, else the default its declaration gives."""
+        value = attr_value(self.op.op_def, self.op.attributes, name)
+        if value is REQUIRED:
             raise self.error(f"needs attribute '{name}'")
-        return default
+        return value
+
+    def declares(self, name: str) -> bool:
+        """Whether the op's declaration has attribute `name` (ops of a family differ)."""
+        op_def = self.op.op_def
+        return op_def is not None and op_def.attr_spec(name) is not None
 
     def int_list(self, index: int, name: str) -> list[int]:
         """A mutable IntArray (shape, axes, starts): the attribute, else the operand."""

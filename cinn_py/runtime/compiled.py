@@ -3,6 +3,9 @@
 It owns one compile (a RuntimeProgram and its Scope) per *signature*: the feeds' shapes
 when the program has -1 dims (each new shape is specialised with `specialize_shapes`
 and compiled on its first run, then reused), a single one otherwise (compiled at once).
+Where a result's shape depends on the values of small feeds (an arange whose bounds are
+fed), `specialize_shapes` says which (`DataDependentShape`) and their values join the
+signature: such a program is compiled once per distinct value of those feeds.
 Fetching a value that lives only inside a fused kernel compiles the program once more
 with that value pinned as an output, so every value can be fetched, as on `reference`.
 
@@ -19,13 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.hlir.pir_compiler import PIRCompiler, numbered_clone
-from cinn_py.pir.passes.infer_shapes import has_dynamic_dims
+from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
-from cinn_py.reference_ops.io import describe
+from cinn_py.reference_ops.context import describe
 from cinn_py.runtime.feeds import check_array, check_feeds, check_params, to_array
 from cinn_py.runtime.library import Storage
 from cinn_py.runtime.runtime_program import RuntimeProgram
@@ -33,6 +38,9 @@ from cinn_py.runtime.scope import Scope, check_target
 
 Signature = tuple[tuple[str, tuple[int, ...]], ...]
 """The feeds' shapes, by feed name: what a dynamic-shape program is compiled for."""
+
+ValueKey = tuple[tuple[str, str, bytes], ...]
+"""The values of the feeds some shape depends on: name, dtype and bytes of each."""
 
 
 @dataclass
@@ -55,7 +63,10 @@ class CompiledProgram:
         self.dynamic = has_dynamic_dims(program)
         self.latest: _Compiled | None = None
         self._numbers = ValueNames(program)
-        self._compiled: dict[tuple[Signature, tuple[int, ...]], _Compiled] = {}
+        self._compiled: dict[tuple[Signature, ValueKey, tuple[int, ...]], _Compiled] = {}
+        self._value_feeds: set[str] = set()
+        """Feeds whose values some result's shape depends on (found on a first compile)."""
+        self._values: dict[str, np.ndarray] = {}
         if not self.dynamic:
             self._get((), ())
 
@@ -79,7 +90,16 @@ class CompiledProgram:
         checked = check_feeds(self.program, feeds, device)
         given = check_params(self.program, params, device)
         signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
-        compiled = self._for_values(signature if self.dynamic else (), values)
+        while True:
+            self._values = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
+            try:
+                compiled = self._for_values(signature if self.dynamic else (), values)
+                break
+            except DataDependentShape as error:
+                new = set(error.feeds) - self._value_feeds
+                if not new or not new <= set(checked):
+                    raise
+                self._value_feeds |= new
         self._bind(compiled, checked, given)
         compiled.runtime.execute(compiled.scope)
         return [self._fetch(compiled, value, copy_to_host) for value in values]
@@ -98,7 +118,8 @@ class CompiledProgram:
         return compiled if not missing else self._get(signature, missing)
 
     def _get(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:
-        key = (signature, extra)
+        value_key = tuple((k, a.dtype.str, a.tobytes()) for k, a in self._values.items())
+        key = (signature, value_key, extra)
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compile(signature, extra)
@@ -111,7 +132,11 @@ class CompiledProgram:
         outputs = [*self.program.outputs(), *(by_number[n] for n in extra)]
         program = numbered_clone(self.program, outputs)
         compiler = PIRCompiler(
-            program, self.target, Scope(self.target), feed_shapes=dict(signature)
+            program,
+            self.target,
+            Scope(self.target),
+            feed_shapes=dict(signature),
+            feed_values=dict(self._values),
         )
         runtime = compiler.build()
         storage = {
@@ -157,6 +182,11 @@ class CompiledProgram:
 
     def _fetch(self, compiled: _Compiled, value: Value, copy_to_host: bool) -> Any:
         return _read(compiled.scope, compiled.storage[self._number(value)], copy_to_host)
+
+
+def _host(array: Any) -> np.ndarray:
+    """A feed's array on the host (CuPy arrays have `get`)."""
+    return np.array(array.get() if hasattr(array, "get") else array)
 
 
 def _read(scope: Scope, storage: Storage, copy_to_host: bool) -> Any:

@@ -18,8 +18,7 @@ import numpy as np
 from cinn_py.errors import FeedError
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.reference_ops.context import shape_fits
-from cinn_py.reference_ops.io import boundary_dtype, describe
+from cinn_py.reference_ops.context import boundary_dtype, describe, shape_fits
 
 _KDL_CUDA = 2
 """DLPack's device type of CUDA memory (`__dlpack_device__()[0]`)."""

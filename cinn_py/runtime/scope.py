@@ -29,7 +29,7 @@ from cinn_py.hlir.naming import NameTable
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.reference_ops.io import boundary_dtype
+from cinn_py.reference_ops.context import boundary_dtype
 from cinn_py.runtime.feeds import check_array, to_array
 
 RUNTIME_TARGETS = ("cuda", "cuda-emu")

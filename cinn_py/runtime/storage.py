@@ -25,12 +25,10 @@ from cinn_py.hlir.group import Group, GroupKind
 from cinn_py.hlir.naming import NameTable
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
-from cinn_py.pir.types import DenseTensorType, VectorType
+from cinn_py.pir.traits import Trait
+from cinn_py.pir.types import DenseTensorType, VectorType, is_null
 from cinn_py.pir.value import Value
 from cinn_py.runtime.library import Storage
-
-UNSUPPORTED_GLUE = frozenset({"builtin.set_parameter", "builtin.constant"})
-"""Glue ops the compiled targets do not run (the reference target does)."""
 
 
 @dataclass
@@ -65,7 +63,10 @@ class StoragePlan:
         return storage
 
     def own(self, value: Value) -> None:
-        """Give `value` variables of its own."""
+        """Give `value` variables of its own (none for a result typed <<NULL TYPE>>,
+        which its op leaves unmade)."""
+        if is_null(value.type):
+            return
         name = self.names.buffer(value)
         if isinstance(value.type, DenseTensorType):
             self.variables[name] = value.type
@@ -106,7 +107,7 @@ def plan_storage(program: Program, groups: Sequence[Group], names: NameTable) ->
 
 def _plan_op(plan: StoragePlan, op: Operation) -> None:
     name = op.name
-    if name in UNSUPPORTED_GLUE:
+    if op.op_def is not None and op.op_def.has_trait(Trait.NO_STORAGE):
         raise UnsupportedOpError(name, op.where(), "runs on the reference target only")
     if name == "pd_op.data":
         plan.own(op.result(0))
@@ -119,7 +120,7 @@ def _plan_op(plan: StoragePlan, op: Operation) -> None:
         plan.alias(op.result(0), plan.get(op.operand_values()[0]))
     elif name == "builtin.combine":
         plan.alias(op.result(0), _combined(plan, op))
-    elif name in ("builtin.split", "builtin.slice"):
+    elif op.op_def is not None and op.op_def.has_trait(Trait.VECTOR):
         items = plan.get(op.operand_values()[0])
         if isinstance(items, list):
             if name == "builtin.split":

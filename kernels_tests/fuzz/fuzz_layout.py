@@ -1,5 +1,6 @@
 """The generator's layout steps: reshape, transpose, slice, strided_slice, concat, stack,
-split, squeeze / unsqueeze, expand / tile, gather, embedding, flatten.
+split, squeeze / unsqueeze, expand / tile, gather, embedding, flatten, tril / triu,
+index_select, one_hot.
 
 A mixin of `fuzz_programs.Maker` (it uses the generator's drawing and value helpers);
 each step keeps the program valid by construction: shapes that hold the same elements,
@@ -246,3 +247,43 @@ class LayoutSteps:
         if x.rank and self.chance(30):
             stop -= rank
         self.add(self.op("flatten", x.value, start_axis=start, stop_axis=stop), x.bound)
+
+    def emit_tril(self) -> None:
+        """tril / triu over the last two dims (batched when the rank is higher), with a
+        diagonal inside, at and past the matrix's edges."""
+        x = self.tensor(
+            lambda t: t.rank >= 2, dtypes=(*FLOATS, I32, BOOL), shape=lambda: self.shape(2)
+        )
+        if x.rank < 2:
+            return
+        rows, cols = x.shape[-2:]
+        diagonal = self.pick((0, 1, -1, 2, -2, cols, -rows))
+        name = self.pick(("tril", "triu"))
+        self.add(self.op(name, x.value, diagonal=diagonal), x.bound)
+
+    def emit_index_select(self) -> None:
+        """Rows along an axis by index (negative indices included, as Paddle allows)."""
+        x = self.tensor(
+            lambda t: t.rank >= 1 and t.size > 0,
+            dtypes=(*FLOATS, I32),
+            shape=lambda: self.shape(1, allow_empty=False),
+        )
+        if x.rank == 0 or x.size == 0:
+            return
+        axis = self.integer(0, x.rank - 1)
+        d = x.shape[axis]
+        count = self.pick((1, 3, 7, 33))
+        if numel(x.shape) // d * count > MAX_ELEMENTS:
+            count = 1
+        index = self.new_input((count,), self.pick((I64, I32)), "index", low=-d, high=d)
+        axis_value = axis - x.rank if self.chance(30) else axis
+        self.add(self.op("index_select", x.value, index.value, axis=axis_value), x.bound)
+
+    def emit_one_hot(self) -> None:
+        """One-hot rows of class ids drawn in range: a float32 tensor one dim longer."""
+        classes = self.pick((1, 3, 7, 33))
+        ids_shape = self.pick(((5,), (3, 7), (), (1,)))
+        if numel(ids_shape) * classes > MAX_ELEMENTS:
+            ids_shape = (1,)
+        ids = self.new_input(ids_shape, self.pick((I64, I32)), "index", low=0, high=classes)
+        self.add(self.op("one_hot", ids.value, self.scalar(classes, I32)))

@@ -61,6 +61,7 @@ from fuzz_shapes import (
 from hypothesis import strategies as st
 
 from cinn_py.errors import CinnError
+from cinn_py.pir.attributes import IntArrayAttribute
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, make_attribute
@@ -531,11 +532,11 @@ class Maker(LayoutSteps):
         k = x.shape[-2] if transpose_x else x.shape[-1]
         m = numel(x.shape) // max(k, 1)
         n = self.pick((1, 3, 8, 33, 64))
-        while n > 1 and m * k * n > MAX_MATMUL_FLOPS:
+        if m * k * n > MAX_MATMUL_FLOPS or max(k, m) * n > MAX_ELEMENTS:
             n = 1
         transpose_y = self.chance(25)
         y_shape: Shape = (n, k) if transpose_y else (k, n)
-        if x.rank == 3 and self.chance(40):
+        if x.rank == 3 and self.chance(40) and x.shape[0] * k * n <= MAX_ELEMENTS:
             y_shape = (x.shape[0], *y_shape)
         if self.chance(10):
             y_shape, transpose_y = (k,), False
@@ -622,7 +623,7 @@ float32 sum of 1e38s overflows where the reference's float64 one does not."""
 _LAYOUT = (
     "emit_reshape", "emit_transpose", "emit_slice", "emit_concat", "emit_split",
     "emit_squeeze", "emit_expand", "emit_gather", "emit_strided_slice", "emit_flatten",
-    "emit_stack", "emit_embedding",
+    "emit_stack", "emit_embedding", "emit_tril", "emit_index_select", "emit_one_hot",
 )  # fmt: skip
 
 MENUS: dict[str, tuple[str, ...]] = {
@@ -689,7 +690,7 @@ def with_dynamic_dims(program: Program, marks: dict[str, set[int]]) -> Program |
                     DYNAMIC if i in marks.get(op.attr("name"), ()) else d
                     for i, d in enumerate(declared.dims)
                 ]
-                op.set_attribute("shape", make_attribute("int_array", dims))
+                op.set_attribute("shape", make_attribute(IntArrayAttribute, dims))
                 op.result(0).type = declared.with_dims(tuple(dims))
                 continue
             op_def = op.op_def

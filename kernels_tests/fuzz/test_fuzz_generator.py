@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import re
 import signal
@@ -30,12 +32,11 @@ from hypothesis import HealthCheck, given, settings
 import cinn_py
 from cinn_py import cli
 from cinn_py.errors import CompileError
-from cinn_py.hlir.op_lowering import registry
 from cinn_py.pir import Builder, DataType, Program, verify_program
+from cinn_py.pir import op_def as op_registry
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.reference_ops import KERNELS
 
 QUICK = settings(
     max_examples=60,
@@ -102,12 +103,11 @@ def _reference_with(kernel_swap: dict[str, str]):
     swapped (a wrong "lowering" that costs no compile)."""
 
     def run(program, feeds, target):
-        saved = {name: KERNELS[name] for name in kernel_swap}
-        KERNELS.update({name: KERNELS[other] for name, other in kernel_swap.items()})
-        try:
+        with contextlib.ExitStack() as stack:
+            for name, other in kernel_swap.items():
+                kernel = op_registry.lookup_op_def(other).kernel
+                stack.enter_context(op_registry.override_op(name, kernel=kernel))
             return cinn_py.compile(program, "reference").run(feeds)
-        finally:
-            KERNELS.update(saved)
 
     return run
 
@@ -137,7 +137,9 @@ to (programs compiled already keep their results, so hypothesis' replay agrees).
 
 def test_a_wrong_lowering_is_caught_and_shrunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real pipeline: `add` lowered as `subtract`, compiled and run on cuda-emu."""
-    monkeypatch.setitem(registry.LOWERINGS, "pd_op.add", registry.LOWERINGS["pd_op.subtract"])
+    subtract = op_registry.lookup_op_def("pd_op.subtract").lowering
+    wrong_add = dataclasses.replace(op_registry.lookup_op_def("pd_op.add"), lowering=subtract)
+    monkeypatch.setitem(op_registry._REGISTRY, "pd_op.add", wrong_add)
     compiled, results = fuzz_check.run_compiled, {}
 
     def budgeted(program, feeds, target):

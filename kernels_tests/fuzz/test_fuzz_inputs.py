@@ -53,6 +53,7 @@ from hypothesis import strategies as st
 
 import cinn_py
 from cinn_py.errors import LoadError, ParseError, UnsupportedOpError, VerifyError
+from cinn_py.pir.attributes import IntArrayAttribute
 from cinn_py.pir.op_def import REQUIRED, lookup_op_def, registered_op_names
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.pdiparams import _read_record as read_record
@@ -738,7 +739,7 @@ def op_probes(draw: st.DrawFn) -> str:
 
     def tensor_value(spec: Any) -> str:
         if spec.mutable_attr is not None and draw(st.booleans()):
-            if spec.mutable_kind == "int_array":
+            if spec.mutable_kind is IntArrayAttribute:
                 values = draw(int_lists)
                 count = values.count(",") + (values != "[]")
                 return define(
@@ -792,7 +793,7 @@ def op_probes(draw: st.DrawFn) -> str:
     attrs = []
     for spec in op_def.attributes:
         if draw(st.integers(0, 5)) or spec.default is REQUIRED and draw(st.booleans()):
-            attrs.append(f"{spec.name}:{draw(ATTRIBUTE_LITERALS[spec.kind])}")
+            attrs.append(f"{spec.name}:{draw(ATTRIBUTE_LITERALS[spec.kind_name])}")
     results = len(op_def.results) if not op_def.variadic_results else draw(st.integers(0, 3))
     result_types = [draw(tensor_types) for _ in range(results)]
     names = ", ".join(f"%{len(lines) + i}" for i in range(results))

@@ -1283,3 +1283,351 @@ for _dtype in (I8, I16):
         ],
         call("divide"),
     )
+
+
+# ---- shape-made tensors and masks (issue 15: shape.py, masks.py) --------------------------
+
+for _dtype, _diag in [(F32, -1), (F32, 0), (F16, 1), (I32, 2), (BOOL, 0)]:
+    for _op in ("tril", "triu"):
+        case(
+            f"{_op}-{_tag(_dtype)}-d{_diag}",
+            _op,
+            [Input((3, 7, 33), _dtype, INTS if _dtype is I32 else NORMAL)],
+            call(_op, diagonal=_diag),
+        )
+case("tril-f32-1x1", "tril", [Input((1, 1))], call("tril", diagonal=0))
+case("shape64-f32-3x7x33", "shape64", [Input((3, 7, 33))], call("shape64"))
+case("shape-f16-1", "shape", [Input((1,), F16)], call("shape"))
+case("shape64-i32-0d", "shape64", [Input((), I32, INTS)], call("shape64"))
+case(
+    "tril-mask-into-add",
+    "tril",
+    [Input((7, 7)), Input((7, 7))],
+    lambda net, xs: net.op("add", xs[1], net.op("tril", xs[0], diagonal=0)),
+)
+for _id, _shape, _depth, _dtype in [
+    ("2d", (3, 7), 5, I64),
+    ("1d", (33,), 7, I32),
+    ("one", (1,), 3, I64),
+]:
+    case(
+        f"one_hot-{_id}",
+        "one_hot",
+        [Input(_shape, _dtype, Values(low=0, high=_depth - 1))],
+        lambda net, xs, d=_depth: net.op("one_hot", xs[0], net.scalar(d, I32)),
+    )
+for _id, _x, _index, _axis in [
+    ("rows", Input((7, 33)), Input((5,), I64, Values(low=-7, high=6)), 0),
+    ("cols", Input((7, 33), F16), Input((3,), I32, Values(low=0, high=32)), 1),
+    ("last", Input((3, 1, 33)), Input((7,), I64, Values(low=-33, high=32)), -1),
+    ("column", Input((7, 5), I32, INTS), Input((3, 1), I64, Values(low=0, high=6)), 0),
+]:
+    case(
+        f"index_select-{_id}",
+        "index_select",
+        [_x, _index],
+        lambda net, xs, a=_axis: net.op("index_select", xs[0], xs[1], axis=a),
+    )
+
+
+def _arange(start: float, end: float, step: float, dtype: DataType) -> Make:
+    return lambda net, xs: net.op(
+        "arange",
+        net.scalar(start, F64),
+        net.scalar(end, F64),
+        net.scalar(step, F64),
+        dtype=dtype,
+    )
+
+
+for _id, _bounds, _dtype in [
+    ("f32", (0.5, 3.7, 0.4), F32),
+    ("f32-down", (7.0, -3.0, -0.3), F32),
+    ("i64", (1, 34, 3), I64),
+    ("i32-down", (33, 0, -1), I32),
+    ("one", (0, 1, 1), I64),
+]:
+    case(f"arange-{_id}", "arange", [], _arange(*_bounds, _dtype))
+case(
+    "arange-into-multiply",
+    "arange",
+    [Input((7, 33))],
+    lambda net, xs: net.op("multiply", xs[0], _arange(0, 33, 1, F32)(net, xs)),
+)
+for _dtype, _value in [(F32, 1.5), (I32, 1.0), (BOOL, 1.0)]:
+    case(
+        f"full_with_tensor-{_tag(_dtype)}",
+        "full_with_tensor",
+        [],
+        lambda net, xs, d=_dtype, v=_value: net.op(
+            "full_with_tensor", net.scalar(v), net.ints([7, 33]), dtype=d
+        ),
+    )
+case(
+    "full_with_tensor-computed-value",
+    "full_with_tensor",
+    [Input((1,))],
+    lambda net, xs: net.op("full_with_tensor", xs[0], net.ints([3, 7]), dtype=F32),
+)
+for _id, _x, _y in [
+    ("rows", Input((1, 33), I64, INTS), Input((7, 33), I64, INTS)),
+    ("rank", Input((33,)), Input((3, 7, 33))),
+    ("same", Input((7, 1), F16), Input((7, 1), F16)),
+]:
+    case(
+        f"expand_as-{_id}",
+        "expand_as",
+        [_x, _y],
+        lambda net, xs: net.op("expand_as", xs[0], xs[1], target_shape=[]),
+    )
+
+
+# ---- pooling and interpolation (cinn_py/ops/pool.py, interp.py) ----------------------------
+
+
+def _pool(kernel: Sequence[int], **attrs: Any) -> Make:
+    """pool2d with its kernel size as the `full_int_array` operand Paddle writes."""
+    defaults = {"strides": [1, 1], "paddings": [0, 0], "pooling_type": "max"}
+    return lambda net, xs: net.op("pool2d", xs[0], net.ints(kernel), **{**defaults, **attrs})
+
+
+_POOL_CASES: list[tuple[str, Shape, DataType, Make]] = [
+    ("max-k3s2p1", (1, 3, 7, 9), F32, _pool([3, 3], strides=[2, 2], paddings=[1, 1])),
+    (
+        "avg-k3s2p1-excl",
+        (1, 3, 7, 9),
+        F32,
+        _pool([3, 3], strides=[2, 2], paddings=[1, 1], pooling_type="avg"),
+    ),
+    (
+        "avg-k3s2p1-ceil-incl",
+        (1, 3, 7, 7),
+        F32,
+        _pool(
+            [3, 3],
+            strides=[2, 2],
+            paddings=[1, 1],
+            pooling_type="avg",
+            ceil_mode=True,
+            exclusive=False,
+        ),
+    ),
+    ("max-k2s2-ceil", (1, 1, 33, 7), F32, _pool([2, 2], strides=[2, 2], ceil_mode=True)),
+    ("avg-k2x3-s1x2", (2, 3, 7, 9), F32, _pool([2, 3], strides=[1, 2], pooling_type="avg")),
+    ("max-pad4", (1, 2, 7, 9), F32, _pool([3, 3], strides=[2, 1], paddings=[0, 1, 2, 1])),
+    ("avg-adaptive-3x5", (1, 3, 7, 8), F32, _pool([3, 5], pooling_type="avg", adaptive=True)),
+    ("max-adaptive-2x3", (1, 3, 7, 9), F32, _pool([2, 3], adaptive=True)),
+    ("avg-adaptive-1x1", (2, 3, 7, 9), F32, _pool([1, 1], pooling_type="avg", adaptive=True)),
+    ("max-global", (2, 3, 7, 9), F32, _pool([3, 3], global_pooling=True)),
+    (
+        "max-nhwc-same",
+        (1, 5, 7, 3),
+        F32,
+        _pool([3, 3], strides=[2, 2], padding_algorithm="SAME", data_format="NHWC"),
+    ),
+    (
+        "avg-nhwc-valid",
+        (1, 5, 7, 3),
+        F32,
+        _pool(
+            [2, 2],
+            paddings=[1, 1],
+            padding_algorithm="VALID",
+            data_format="NHWC",
+            pooling_type="avg",
+        ),
+    ),
+    ("max-k3s2p1-f16", (1, 3, 7, 9), F16, _pool([3, 3], strides=[2, 2], paddings=[1, 1])),
+    (
+        "avg-k3s1p1-bf16",
+        (1, 3, 7, 9),
+        BF16,
+        _pool([3, 3], paddings=[1, 1], pooling_type="avg"),
+    ),
+    (
+        "max-fused",
+        (1, 3, 7, 9),
+        F32,
+        lambda net, xs: net.op(
+            "relu",
+            net.op(
+                "pool2d",
+                net.op("scale", xs[0], net.scalar(2.0), bias=-1.0),
+                net.ints([3, 3]),
+                strides=[2, 2],
+                paddings=[1, 1],
+                pooling_type="max",
+            ),
+        ),
+    ),
+]
+for _id, _shape, _dtype, _make in _POOL_CASES:
+    case(f"pool2d-{_id}-{_shape_tag(_shape)}", "pool2d", [Input(_shape, _dtype)], _make)
+
+
+def _interp(op: str, **attrs: Any) -> Make:
+    """An interpolation with its three optional operands absent, as F.interpolate prints."""
+    defaults = {"out_d": -1, "out_h": -1, "out_w": -1, "scale": [], "align_mode": 0}
+    return lambda net, xs: net.op(op, xs[0], None, None, None, **{**defaults, **attrs})
+
+
+_INTERP_CASES: list[tuple[str, str, Shape, DataType, dict[str, Any]]] = [
+    (
+        "bilinear_interp",
+        "corners-x2",
+        (1, 3, 5, 7),
+        F32,
+        {"scale": [2.0, 2.0], "align_corners": True},
+    ),
+    (
+        "bilinear_interp",
+        "half-pixel",
+        (1, 3, 5, 7),
+        F32,
+        {"out_h": 7, "out_w": 3, "align_corners": False},
+    ),
+    (
+        "bilinear_interp",
+        "mode1",
+        (1, 3, 5, 7),
+        F32,
+        {"out_h": 9, "out_w": 11, "align_corners": False, "align_mode": 1},
+    ),
+    (
+        "bilinear_interp",
+        "down",
+        (1, 2, 33, 7),
+        F32,
+        {"out_h": 7, "out_w": 3, "align_corners": False},
+    ),
+    (
+        "bilinear_interp",
+        "nhwc",
+        (1, 3, 5, 2),
+        F32,
+        {"out_h": 7, "out_w": 5, "align_corners": False, "data_format": "NHWC"},
+    ),
+    (
+        "bilinear_interp",
+        "scale-1.5",
+        (1, 1, 7, 3),
+        F32,
+        {"scale": [1.5, 2.5], "align_corners": False},
+    ),
+    ("bilinear_interp", "f16", (1, 3, 5, 7), F16, {"out_h": 9, "out_w": 1, "align_corners": False}),
+    ("nearest_interp", "x2", (1, 3, 5, 7), F32, {"scale": [2.0, 2.0], "align_corners": False}),
+    (
+        "nearest_interp",
+        "size",
+        (1, 3, 5, 7),
+        F32,
+        {"out_h": 3, "out_w": 10, "align_corners": False},
+    ),
+    (
+        "nearest_interp",
+        "corners",
+        (1, 3, 5, 7),
+        F32,
+        {"out_h": 9, "out_w": 4, "align_corners": True},
+    ),
+    (
+        "nearest_interp",
+        "nhwc",
+        (1, 10, 6, 3),
+        F32,
+        {"out_h": 4, "out_w": 7, "data_format": "NHWC", "align_corners": False},
+    ),
+]
+for _op, _id, _shape, _dtype, _attrs in _INTERP_CASES:
+    case(f"{_op}-{_id}-{_tag(_dtype)}", _op, [Input(_shape, _dtype)], _interp(_op, **_attrs))
+
+
+# ---- batch_norm in inference (cinn_py/ops/batch_norm.py): decomposed, one group ------------
+
+
+def _batch_norm(op: str, data_format: str, affine: bool) -> Make:
+    """x, then the running mean and variance, then (affine) scale and bias."""
+
+    def make(net: Net, xs: list[Value]) -> Any:
+        scale, bias = (xs[3], xs[4]) if affine else (None, None)
+        mode = {"is_test": True, "use_global_stats": True, "epsilon": 1e-3}
+        return net.op(op, xs[0], xs[1], xs[2], scale, bias, data_format=data_format, **mode)
+
+    return make
+
+
+_BATCH_NORM_CASES = [
+    # (op, id, x shape, channels, dtype, data_format, affine)
+    ("batch_norm", "nchw", (1, 7, 33), 7, F32, "NCHW", True),
+    ("batch_norm", "nhwc", (3, 1, 7, 3), 3, F32, "NHWC", False),
+    ("batch_norm_", "nchw", (2, 3, 7, 5), 3, F32, "NCHW", True),
+    ("batch_norm_", "2d", (33, 7), 7, F16, "NCHW", True),
+    ("batch_norm", "nhwc", (1, 5, 3, 7), 7, BF16, "NHWC", True),
+]
+for _op, _id, _shape, _c, _dtype, _fmt, _affine in _BATCH_NORM_CASES:
+    _stats = [Input((_c,)), Input((_c,), values=POSITIVE)]
+    _stats += [Input((_c,)), Input((_c,))] if _affine else []
+    case(
+        f"{_op}-{_id}-{_tag(_dtype)}",
+        _op,
+        [Input(_shape, _dtype), *_stats],
+        _batch_norm(f"{_op}", _fmt, _affine),
+    )
+
+
+# ---- fused ops: swiglu, fused_rms_norm_quant (cinn_py/ops/fused.py) -------------------------
+
+
+def _swiglu(with_y: bool) -> Make:
+    return lambda net, xs: net.op("swiglu", xs[0], xs[1] if with_y else None)
+
+
+for _shape, _dtype, _with_y in [
+    ((7, 33), F32, True),
+    ((3, 1, 14), F32, False),
+    ((1, 2), F32, False),
+    ((33, 7), F16, True),
+    ((3, 66), BF16, False),
+]:
+    case(
+        f"swiglu-{'xy' if _with_y else 'halves'}-{_shape_tag(_shape)}-{_tag(_dtype)}",
+        "swiglu",
+        [Input(_shape, _dtype)] * (2 if _with_y else 1),
+        _swiglu(_with_y),
+    )
+
+
+def _fused_rms_norm(begin: int, bias: bool, residual: bool, norm_bias: bool) -> Make:
+    """x, norm_weight, then (in this order, where used) bias, residual and norm_bias."""
+
+    def make(net: Net, xs: list[Value]) -> Any:
+        rest = iter(xs[2:])
+        b = next(rest) if bias else None
+        r = next(rest) if residual else None
+        nb = next(rest) if norm_bias else None
+        return net.op(
+            "fused_rms_norm_quant", xs[0], b, r, xs[1], nb, epsilon=1e-5, begin_norm_axis=begin
+        )
+
+    return make
+
+
+for _shape, _begin, _dtype, _bias, _res, _nb in [
+    ((7, 33), 1, F32, False, False, False),
+    ((3, 7, 5), 1, F32, False, False, True),
+    ((3, 7, 5), 2, F32, True, True, True),
+    ((1, 33), 1, F16, False, True, False),
+    ((7, 3), 0, BF16, False, False, False),
+]:
+    _cols = (int(np.prod(_shape[_begin:])),)
+    _inputs = [Input(_shape, _dtype), Input(_cols, _dtype)]
+    _inputs += [Input(_cols, _dtype)] if _bias else []
+    _inputs += [Input(_shape, _dtype)] if _res else []
+    _inputs += [Input(_cols, _dtype)] if _nb else []
+    _flags = "".join(f for f, on in (("b", _bias), ("r", _res), ("n", _nb)) if on) or "plain"
+    case(
+        f"fused_rms_norm_quant-{_shape_tag(_shape)}-axis{_begin}-{_flags}-{_tag(_dtype)}",
+        "fused_rms_norm_quant",
+        _inputs,
+        _fused_rms_norm(_begin, _bias, _res, _nb),
+    )

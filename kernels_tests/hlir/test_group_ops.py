@@ -16,13 +16,14 @@ from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program
+from cinn_py.pir.traits import OpPatternKind
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import ReferenceExecutor
 from cinn_py.tolerances import compare
 
 ROOT = Path(__file__).parent.parent.parent
 FIXTURES = ROOT / "kernels_tests" / "fixtures" / "programs"
-LOWERABLE = {"ElementWise", "Broadcast", "Injective"}
+LOWERABLE = {OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST, OpPatternKind.INJECTIVE}
 
 ADD_RELU_MUL_GROUPED = """\
 {
@@ -70,7 +71,7 @@ MLP_GROUPED = (
 
 def by_trait(op):
     """Fusible by trait, so the golden text does not move with the lowerings."""
-    return op.op_def is not None and bool(op.op_def.traits & LOWERABLE)
+    return op.op_def is not None and op.op_def.pattern in LOWERABLE
 
 
 def compiled_groups(path):

@@ -4,7 +4,7 @@ A differential fuzzer found three: casts of NaN / inf / out-of-range floats to i
 gave 0, INT_MIN or INT_MAX depending on the dtype and on fusion (`static_cast` is
 undefined there); g++ folded `sign(x * x)` to 1 for an int32 x whose square wraps (signed
 overflow is undefined); and an integer division by zero killed the process with SIGFPE
-on cuda-emu. The rules (`reference_ops/elementwise.py`): float -> int truncates toward
+on cuda-emu. The rules (`ops/elementwise.py`): float -> int truncates toward
 zero, saturates to the type's range, NaN -> 0; integer arithmetic wraps; x / 0 = x % 0
 = 0, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Each test states the expected numbers
 outright (not only "compiled equals reference"), so a stage drifting with the reference
@@ -32,10 +32,10 @@ from cinn_py.ir import expr as e
 from cinn_py.ir.evaluate import c_div, c_mod, evaluate, int_pow
 from cinn_py.ir.interpreter import run_function, storage_dtype
 from cinn_py.ir.simplify import simplify
+from cinn_py.ops.elementwise import int_power, trunc_divide
 from cinn_py.pir import Builder, DataType, Program
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16, float_to_int
 from cinn_py.reference import run_reference
-from cinn_py.reference_ops.elementwise import int_power, trunc_divide
 
 D = DataType
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1

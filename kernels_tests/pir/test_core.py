@@ -8,7 +8,7 @@ from cinn_py.errors import VerifyError
 from cinn_py.pir import attributes as A
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
-from cinn_py.pir.op_def import OpDef, attr, operand, register_ops
+from cinn_py.pir.op_def import ArrayOf, OpDef, attr, operand, register_ops
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.passes import PassManager, eliminate_dead_code, fold_mutable_attributes
 from cinn_py.pir.printer import print_program
@@ -38,14 +38,18 @@ register_ops(
         OpDef(
             "coretest.reshape",
             operands=(operand("x"), operand("shape", mutable_attr="shape")),
-            attributes=(attr("shape", "int_array", None),),
+            attributes=(attr("shape", A.IntArrayAttribute, None),),
             infer_meta=_reshape_like,
         ),
-        OpDef("coretest.const", attributes=(attr("value", "array<int64>"),), infer_meta=_const),
+        OpDef(
+            "coretest.const",
+            attributes=(attr("value", ArrayOf(A.Int64Attribute)),),
+            infer_meta=_const,
+        ),
         OpDef(
             "coretest.scaled",
             operands=(operand("x"),),
-            attributes=(attr("factor", "float", 1.0), attr("name", "str")),
+            attributes=(attr("factor", A.FloatAttribute, 1.0), attr("name", A.StrAttribute)),
             infer_meta=_same_shape,
         ),
     ],

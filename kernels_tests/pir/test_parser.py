@@ -12,8 +12,10 @@ from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import (
     ATTR_KINDS,
     OpDef,
+    Scalar,
     attr,
     attribute_matches,
+    kind_from_name,
     lookup_op_def,
     operand,
     register_ops,
@@ -28,19 +30,19 @@ register_ops(
         OpDef(
             "parsetest.data",
             attributes=(
-                attr("name", "str"),
-                attr("shape", "int_array"),
-                attr("dtype", "data_type"),
-                attr("place", "place", "cpu"),
+                attr("name", A.StrAttribute),
+                attr("shape", A.IntArrayAttribute),
+                attr("dtype", A.DataTypeAttribute),
+                attr("place", A.PlaceAttribute, "cpu"),
             ),
         ),
         OpDef(
             "parsetest.full",
             attributes=(
-                attr("shape", "int_array"),
-                attr("value", "scalar"),
-                attr("dtype", "data_type"),
-                attr("place", "place", "cpu"),
+                attr("shape", A.IntArrayAttribute),
+                attr("value", Scalar),
+                attr("dtype", A.DataTypeAttribute),
+                attr("place", A.PlaceAttribute, "cpu"),
             ),
         ),
         OpDef(
@@ -50,12 +52,18 @@ register_ops(
                 operand("scale", optional=True),
                 operand("bias", optional=True),
             ),
-            attributes=(attr("epsilon", "float"), attr("begin_norm_axis", "int32")),
+            attributes=(
+                attr("epsilon", A.FloatAttribute),
+                attr("begin_norm_axis", A.Int32Attribute),
+            ),
             results=("out", "mean", "variance"),
         ),
         OpDef(
             "parsetest.kinds",
-            attributes=tuple(attr(kind.replace("<", "_").rstrip(">"), kind) for kind in ATTR_KINDS),
+            attributes=tuple(
+                attr(kind.replace("<", "_").rstrip(">"), kind_from_name(kind))
+                for kind in ATTR_KINDS
+            ),
         ),
     ],
 )
@@ -266,7 +274,7 @@ def test_every_declared_kind_parses_and_prints_back():
     program = parse_program(text)
     attrs = program.block.ops[0].attributes
     for key, kind in keys.items():
-        assert attribute_matches(kind, attrs[key]), (kind, attrs[key])
+        assert attribute_matches(kind_from_name(kind), attrs[key]), (kind, attrs[key])
     assert isinstance(attrs["int32"], A.Int32Attribute)
     assert isinstance(attrs["array_float"].value[0], A.FloatAttribute)
     assert print_program(program) == text
@@ -486,10 +494,10 @@ ERROR_CASES = [
         "unknown type 'tensr<...>'",
     ),
     bad_op(
-        "null-result-type",
-        RELU.replace("-> tensor<2x3xf32>", "-> <<NULL TYPE>>"),
+        "null-vector-item-type",
+        RELU.replace("-> tensor<2x3xf32>", "-> vec[tensor<2x3xf32>,<<NULL TYPE>>]"),
         "<<NULL TYPE>>",
-        "a result cannot have type <<NULL TYPE>>",
+        "a vector item cannot have type <<NULL TYPE>>",
     ),
 ]
 

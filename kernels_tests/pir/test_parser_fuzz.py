@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cinn_py.errors import ParseError
-from cinn_py.pir.op_def import ATTR_KINDS, OpDef, attr, operand, register_ops
+from cinn_py.pir.op_def import ATTR_KINDS, OpDef, attr, kind_from_name, operand, register_ops
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import print_program
 
@@ -22,7 +22,10 @@ register_ops(
         OpDef(
             "fuzztest.every_kind",
             operands=(operand("x", optional=True), operand("y", optional=True)),
-            attributes=tuple(attr(kind.replace("<", "_").rstrip(">"), kind) for kind in ATTR_KINDS),
+            attributes=tuple(
+                attr(kind.replace("<", "_").rstrip(">"), kind_from_name(kind))
+                for kind in ATTR_KINDS
+            ),
             results=("out", "aux"),
         ),
     ],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -637,9 +638,19 @@ _PROGRAMS = sorted(
 _HAVE_PARSER = importlib.util.find_spec("cinn_py.pir.parser") is not None
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fixture_ops import marks_for  # noqa: E402
+
+
 @pytest.mark.skipif(not _HAVE_PARSER, reason="cinn_py.pir.parser is not written yet")
 @pytest.mark.skipif(not _PROGRAMS, reason="no fixture programs under kernels_tests/fixtures")
-@pytest.mark.parametrize("path", _PROGRAMS, ids=lambda p: os.path.relpath(p, _FIXTURES))
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=marks_for(p, "verify"), id=os.path.relpath(p, _FIXTURES))
+        for p in _PROGRAMS
+    ],
+)
 def test_paddle_fixture_programs_verify(path):
     """Every op of every program real Paddle printed is declared and verifies: operand
     counts, attribute kinds and the result types Paddle inferred."""

@@ -1872,7 +1872,7 @@ def _attributes(op: str, attrs: dict) -> dict:
     out = {}
     for name, value in attrs.items():
         spec = op_def.attr_spec(name)
-        out[name] = DataType.from_name(value) if spec and spec.kind == "data_type" else value
+        out[name] = DataType.from_name(value) if spec and spec.kind_name == "data_type" else value
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from cinn_py.pir import lookup_op_def
-from cinn_py.pir.dialects.pd_op.traits import PATTERNS, SIDE_EFFECT
+from cinn_py.pir.traits import Trait
 
 # name: (operands, mutable-attribute operands, ((attribute, kind), ...), results)
 PADDLE_SIGNATURES = {
@@ -217,7 +217,7 @@ def test_signature_matches_paddle(name):
     for spec in op_def.operands:
         if spec.mutable_attr:
             assert spec.mutable_attr == spec.name
-    assert tuple((a.name, a.kind) for a in op_def.attributes) == attributes
+    assert tuple((a.name, a.kind_name) for a in op_def.attributes) == attributes
     assert op_def.results == results
     assert tuple(o.name for o in op_def.operands if o.optional) == OPTIONAL_OPERANDS.get(name, ())
     assert tuple(o.name for o in op_def.operands if o.variadic) == VARIADIC_OPERANDS.get(name, ())
@@ -227,5 +227,5 @@ def test_signature_matches_paddle(name):
 def test_every_op_has_infer_meta_and_one_pattern(name):
     op_def = lookup_op_def(name)
     assert op_def.infer_meta is not None
-    assert len(op_def.traits & PATTERNS) == 1, op_def.traits
-    assert (SIDE_EFFECT in op_def.traits) == (name in ("pd_op.data", "pd_op.fetch"))
+    assert op_def.pattern is not None
+    assert op_def.has_trait(Trait.SIDE_EFFECT) == (name in ("pd_op.data", "pd_op.fetch"))

@@ -7,7 +7,7 @@ import pytest
 from cinn_py.pir import attributes as A
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
-from cinn_py.pir.op_def import OpDef, attr, operand, register_ops
+from cinn_py.pir.op_def import ArrayOf, OpDef, Scalar, attr, operand, register_ops
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import format_float, print_attribute, print_program, print_type
 from cinn_py.pir.program import Program, TextStyle
@@ -19,19 +19,19 @@ register_ops(
         OpDef(
             "printtest.data",
             attributes=(
-                attr("name", "str"),
-                attr("shape", "int_array"),
-                attr("dtype", "data_type"),
-                attr("place", "place"),
+                attr("name", A.StrAttribute),
+                attr("shape", A.IntArrayAttribute),
+                attr("dtype", A.DataTypeAttribute),
+                attr("place", A.PlaceAttribute),
             ),
         ),
         OpDef(
             "printtest.full",
             attributes=(
-                attr("shape", "int_array"),
-                attr("value", "scalar"),
-                attr("dtype", "data_type"),
-                attr("place", "place"),
+                attr("shape", A.IntArrayAttribute),
+                attr("value", Scalar),
+                attr("dtype", A.DataTypeAttribute),
+                attr("place", A.PlaceAttribute),
             ),
         ),
         OpDef(
@@ -41,13 +41,16 @@ register_ops(
                 operand("scale", optional=True),
                 operand("bias", optional=True),
             ),
-            attributes=(attr("epsilon", "float"), attr("begin_norm_axis", "int32")),
+            attributes=(
+                attr("epsilon", A.FloatAttribute),
+                attr("begin_norm_axis", A.Int32Attribute),
+            ),
             results=("out", "mean", "variance"),
         ),
         OpDef(
             "printtest.reduce",
             operands=(operand("x"),),
-            attributes=(attr("axis", "array<int64>"), attr("keepdim", "bool")),
+            attributes=(attr("axis", ArrayOf(A.Int64Attribute)), attr("keepdim", A.BoolAttribute)),
         ),
     ],
 )

@@ -34,8 +34,7 @@ NO_FIXTURES = pytest.param(
 
 @pytest.mark.parametrize(
     "path",
-    FIXTURE_FILES or [NO_FIXTURES],
-    ids=lambda path: os.path.relpath(path, FIXTURES) if path else "none",
+    [pytest.param(p, id=os.path.relpath(p, FIXTURES)) for p in FIXTURE_FILES] or [NO_FIXTURES],
 )
 def test_fixture_program_round_trips(path):
     """Fixtures hold `str(program)` exactly as Paddle printed it."""

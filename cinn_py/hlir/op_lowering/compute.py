@@ -81,3 +81,27 @@ def placeholder(buffer: Buffer) -> Compute:
     """The Compute of a tensor held in `buffer`: its elements are loads."""
     shape = tuple(int(extent.value) for extent in buffer.shape)
     return Compute(buffer.dtype, shape, lambda indices: load(buffer, indices))
+
+
+# Broadcasting: reading a tensor at the indices of a larger output (binary ops, expand,
+# tile). Dims align from the right (NumPy's and Paddle's rule); a dim of 1 facing a
+# larger one is read at index 0, so a [64, 1] operand of a [64, 128] result reads `x[i0, 0]`.
+
+
+def broadcast_indices(
+    shape: tuple[int, ...], out_shape: tuple[int, ...], indices: Indices
+) -> Indices:
+    """The indices of a `shape` tensor broadcast to `out_shape`, read at `indices`."""
+    offset = len(out_shape) - len(shape)
+    out: list[Expr] = []
+    for k, extent in enumerate(shape):
+        index = indices[k + offset]
+        out.append(IntImm(0, index.dtype) if extent == 1 else index)
+    return tuple(out)
+
+
+def broadcast_to(x: Compute, out_shape: tuple[int, ...]) -> Compute:
+    """`x` read as a tensor of `out_shape`."""
+    if x.shape == out_shape:
+        return x
+    return Compute(x.dtype, out_shape, lambda idx: x(broadcast_indices(x.shape, out_shape, idx)))

@@ -17,10 +17,9 @@ from cinn_py.errors import ShapeError, UnsupportedOpError
 from cinn_py.hlir.op_lowering.compute import Compute, Lowered, Vector
 from cinn_py.ir.expr import IntImm
 from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.op_def import REQUIRED, attr_value
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.types import DenseTensorType, Type, VectorType
-
-_MISSING = object()
 
 
 class LowerContext:
@@ -67,13 +66,17 @@ class LowerContext:
         return [value] if isinstance(value, Compute) else list(value)
 
     # -- attributes ----------------------------------------------------------------------
-    def attr(self, name: str, default: Any = _MISSING) -> Any:
-        attribute = self.op.attributes.get(name)
-        if attribute is not None:
-            return attribute.to_python()
-        if default is _MISSING:
+    def attr(self, name: str) -> Any:
+        """The attribute's Python value, else the default its declaration gives."""
+        value = attr_value(self.op.op_def, self.op.attributes, name)
+        if value is REQUIRED:
             raise self.error(f"needs attribute '{name}'")
-        return default
+        return value
+
+    def declares(self, name: str) -> bool:
+        """Whether the op's declaration has attribute `name` (ops of a family differ)."""
+        op_def = self.op.op_def
+        return op_def is not None and op_def.attr_spec(name) is not None
 
     def int_list(self, index: int, name: str) -> list[int]:
         """A folded mutable IntArray (shape, axes, starts)."""

@@ -36,8 +36,8 @@ from cinn_py.hlir.group import Group
 from cinn_py.hlir.naming import NameTable, sanitize_identifier
 from cinn_py.hlir.op_lowering.compute import Compute, Lowered, placeholder
 from cinn_py.hlir.op_lowering.context import LowerContext
-from cinn_py.hlir.op_lowering.reduction import REDUCTIONS
-from cinn_py.hlir.op_lowering.registry import LOWERINGS, unfolded_operands
+from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
+from cinn_py.hlir.op_pattern import is_reduction
 from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
 from cinn_py.ir.simplify import bounds
 from cinn_py.ir.stmt import (
@@ -89,14 +89,14 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
     for op in group.ops:
         operands = [_operand(values, group, op, v) for v in op.operand_values()]
         context = LowerContext(op, operands, index_dtype, numbers)
-        results = LOWERINGS[op.name].lower(context)
+        results = lowering_of(op).lower(context)
         per_result = [results] if op.num_results == 1 else list(results)
         for value, lowered in zip(op.results, per_result, strict=True):
             _check_result(op, value, lowered)
             values[id(value)] = lowered
             if not isinstance(lowered, Compute):
                 continue
-            if inline and op.name in REDUCTIONS and _used_inside(value, group):
+            if inline and is_reduction(op) and _used_inside(value, group):
                 # A reduction result its group reads again is stored once, in a temp the
                 # schedule keeps in registers, rather than recomputed by every consumer.
                 temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
@@ -126,7 +126,7 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
 
 
 def _check_lowerable(op: Operation) -> None:
-    lowering = LOWERINGS.get(op.name)
+    lowering = lowering_of(op)
     if lowering is None:
         raise UnsupportedOpError(op.name, op.where(), "has no lowering")
     unfolded = unfolded_operands(op)

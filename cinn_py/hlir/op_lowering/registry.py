@@ -1,27 +1,15 @@
-"""Every op lowering, one table by op name, and the question grouping asks: can this op
-be generated?"""
+"""The question grouping asks of an op's entry: can this op be generated?"""
 
 from __future__ import annotations
 
-from cinn_py.hlir.op_lowering import (
-    activation,
-    broadcast,
-    creation,
-    elementwise,
-    manipulation,
-    reduction,
-)
 from cinn_py.hlir.op_lowering.context import OpLowering
 from cinn_py.pir.operation import Operation
 
-LOWERINGS: dict[str, OpLowering] = {
-    **creation.LOWERINGS,
-    **elementwise.LOWERINGS,
-    **activation.LOWERINGS,
-    **broadcast.LOWERINGS,
-    **manipulation.LOWERINGS,
-    **reduction.LOWERINGS,
-}
+
+def lowering_of(op: Operation) -> OpLowering | None:
+    """The lowering of `op`'s entry (None for an undeclared op or one without)."""
+    op_def = op.op_def
+    return op_def.lowering if op_def is not None else None
 
 
 def unfolded_operands(op: Operation) -> list[str]:
@@ -41,5 +29,5 @@ def can_lower(op: Operation) -> bool:
     """Whether `lower_group` can generate code for `op`: it has a lowering for its
     dtypes and every mutable-attribute operand is folded. Anything else runs as a
     library instruction. Shapes are not checked: they are specialised before lowering."""
-    lowering = LOWERINGS.get(op.name)
+    lowering = lowering_of(op)
     return lowering is not None and not unfolded_operands(op) and lowering.accepts(op)

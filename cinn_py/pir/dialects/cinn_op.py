@@ -9,8 +9,10 @@ Attributes: `group_name` and `kind` ("fused" or "library").
 from __future__ import annotations
 
 from cinn_py.errors import VerifyError
+from cinn_py.pir.attributes import StrAttribute
 from cinn_py.pir.op_def import OpDef, attr, operand, register_ops
 from cinn_py.pir.operation import Operation
+from cinn_py.pir.traits import Trait
 
 GROUP = "cinn_op.group"
 YIELD = "cf.yield"
@@ -48,7 +50,8 @@ def _verify_yield(op: Operation) -> None:
 OPS = [
     OpDef(
         GROUP,
-        attributes=(attr("group_name", "str"), attr("kind", "str")),
+        attributes=(attr("group_name", StrAttribute), attr("kind", StrAttribute)),
+        traits=frozenset({Trait.STRUCTURAL}),
         results=("outputs",),
         variadic_results=True,
         verify=_verify_group,
@@ -61,6 +64,7 @@ CF_OPS = [
         operands=(operand("inputs"),),
         variadic_operands=True,
         results=(),
+        traits=frozenset({Trait.STRUCTURAL}),
         verify=_verify_yield,
     ),
 ]

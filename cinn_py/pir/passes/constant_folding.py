@@ -18,12 +18,9 @@ from cinn_py.pir.builder import Builder
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.passes.decompose import replace_value
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import OpPatternKind, Trait
 from cinn_py.pir.types import DYNAMIC, DenseTensorType
 from cinn_py.reference import run_op
-from cinn_py.reference_ops import KERNELS
-
-_NOT_FOLDED = frozenset({"pd_op.full", "pd_op.full_int_array", "pd_op.full_like", "pd_op.data"})
-"""Elementwise ops that are constants already (or inputs)."""
 
 
 def fold_constants(program: Program) -> int:
@@ -37,9 +34,11 @@ def fold_constants(program: Program) -> int:
 
 def _foldable(op: Operation) -> bool:
     op_def = op.op_def
-    if op_def is None or not op_def.has_trait("ElementWise") or op.name in _NOT_FOLDED:
+    if op_def is None or op_def.pattern is not OpPatternKind.ELEMENTWISE:
         return False
-    if op.regions or op.num_results != 1 or op.name not in KERNELS:
+    if op_def.has_trait(Trait.NOT_FOLDED) or op_def.kernel is None:
+        return False
+    if op.regions or op.num_results != 1:
         return False
     type_ = op.result().type
     if not isinstance(type_, DenseTensorType) or DYNAMIC in type_.dims:
@@ -56,25 +55,39 @@ def _fold(program: Program, op: Operation) -> bool:
     (result,) = run_op(op, operands)
     if result.size == 0 or not np.all(np.isfinite(result)):
         return False
+    return replace_by_constant(program, op, result, vectors=False) is not None
+
+
+def replace_by_constant(
+    program: Program, op: Operation, array: np.ndarray, *, vectors: bool = True
+) -> Operation | None:
+    """Replace single-result `op` by a constant producer that makes exactly `array`: a
+    `pd_op.full_int_array` for a 1-D integer vector (when `vectors`), else a
+    `pd_op.full` of a uniform value. None (and `op` kept) if neither reproduces it bit
+    for bit. `specialize_shapes` folds evaluated shape computations with it too."""
     type_ = op.result().type
-    value = result.reshape(-1)[0].item()
     builder = Builder(program)
     builder.set_insertion_point(op)
     builder.loc = op.loc
-    attributes: dict[str, object] = {
-        "shape": list(type_.dims),
-        "value": float(value),
-        "dtype": type_.data_type,
-    }
+    attributes: dict[str, object] = {"dtype": type_.data_type}
     if "stop_gradient" in op.attributes:
         attributes["stop_gradient"] = op.attr("stop_gradient")
-    full = builder.create("pd_op.full", (), attributes)
-    if not _same_bits(_value_of(full), result):
-        full.erase()
-        return False
-    replace_value(program, op.result(), full.result())
+    if vectors and array.ndim == 1 and type_.data_type.is_integer:
+        name = "pd_op.full_int_array"
+        attributes["value"] = [int(v) for v in array]
+    elif array.size > 0 and np.all(np.isfinite(array)):
+        name = "pd_op.full"
+        attributes["shape"] = list(type_.dims)
+        attributes["value"] = float(array.reshape(-1)[0].item())
+    else:
+        return None
+    constant = builder.create(name, (), attributes)
+    if not _same_bits(_value_of(constant), array):
+        constant.erase()
+        return None
+    replace_value(program, op.result(), constant.result())
     op.erase()
-    return True
+    return constant
 
 
 def _value_of(full: Operation) -> np.ndarray:

@@ -17,14 +17,12 @@ from collections.abc import Hashable
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.passes.decompose import replace_value
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import Trait
 
 BOOKKEEPING_ATTRIBUTES = frozenset(
     {"stop_gradient", "persistable", "trainable", "op_callstack", "op_role", "op_namescope"}
 )
 """Attributes that say how Paddle tracks an op, not what it computes."""
-
-RANDOM_OPS = frozenset({"pd_op.dropout"})
-"""Ops whose results may differ between two identical calls."""
 
 
 def eliminate_common_subexpressions(program: Program) -> int:
@@ -51,10 +49,10 @@ def _key(op: Operation) -> Hashable | None:
     op_def = op.op_def
     if (
         op_def is None
-        or op_def.has_trait("SideEffect")
+        or op_def.has_trait(Trait.SIDE_EFFECT)
+        or op_def.has_trait(Trait.RANDOM)
         or op.regions
         or not op.results
-        or op.name in RANDOM_OPS
     ):
         return None
     attributes = tuple(

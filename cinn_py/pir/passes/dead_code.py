@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import Trait
 from cinn_py.pir.value import Value
 
 
@@ -28,6 +29,6 @@ def eliminate_dead_code(program: Program, keep: Sequence[Value] | None = None) -
 
 def _is_dead(op: Operation, kept: set[int]) -> bool:
     op_def = op.op_def
-    if op_def is None or op_def.has_trait("SideEffect") or op.regions:
+    if op_def is None or op_def.has_trait(Trait.SIDE_EFFECT) or op.regions:
         return False
     return all(r.use_empty() and id(r) not in kept for r in op.results)

@@ -22,23 +22,8 @@ from cinn_py.pir.builder import Builder
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.passes.decompose import replace_value
 from cinn_py.pir.program import Program
+from cinn_py.pir.traits import Trait
 from cinn_py.pir.types import DYNAMIC, DenseTensorType
-
-KEPT = frozenset(
-    {
-        "pd_op.full",
-        "pd_op.data",
-        "pd_op.feed",
-        "builtin.parameter",
-        "builtin.constant",
-        "pd_op.fetch",
-        "builtin.shadow_output",
-        "builtin.combine",
-        "builtin.split",
-        "builtin.slice",
-    }
-)
-"""Ops never folded: constants already, program inputs, output declarations, vectors."""
 
 
 def fold_empty_tensors(program: Program) -> int:
@@ -53,7 +38,10 @@ def fold_empty_tensors(program: Program) -> int:
 
 
 def _all_results_empty(op: Operation) -> bool:
-    if op.name in KEPT or op.regions or not op.results:
+    op_def = op.op_def
+    if op_def is not None and op_def.has_trait(Trait.KEEPS_EMPTY):
+        return False
+    if op.regions or not op.results:
         return False
     for result in op.results:
         type_ = result.type

@@ -15,7 +15,7 @@ from typing import Any
 
 from cinn_py.pir.attributes import Attribute, FloatAttribute, IntArrayAttribute
 from cinn_py.pir.constant import constant_of
-from cinn_py.pir.op_def import make_attribute
+from cinn_py.pir.op_def import AttrKind, make_attribute
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
@@ -26,11 +26,12 @@ def fold_mutable_attributes(program: Program) -> int:
     """Fold every constant mutable-attribute operand; returns how many were folded."""
     folded = 0
     for op in program.ops():
-        folded += _fold_op(op)
+        folded += fold_op(op)
     return folded
 
 
-def _fold_op(op: Operation) -> int:
+def fold_op(op: Operation) -> int:
+    """Fold the constant mutable-attribute operands of one op; returns how many."""
     op_def = op.op_def
     if op_def is None or op_def.variadic_operands:
         return 0
@@ -57,13 +58,13 @@ def _holds_integers(value: Value) -> bool:
     return isinstance(value.type, DenseTensorType) and value.type.data_type.is_integer
 
 
-def _attribute_for(kind: str, constant: Any) -> Attribute:
+def _attribute_for(kind: AttrKind, constant: Any) -> Attribute:
     """The attribute of the declared kind; an IntArray also takes a one-element scalar
     (Paddle allows `full` where it declares an IntArray)."""
-    if kind == "int_array" and not isinstance(constant, list):
-        constant = [constant]
-    if kind in ("int_array",):
+    if kind is IntArrayAttribute:
+        if not isinstance(constant, list):
+            constant = [constant]
         return IntArrayAttribute.get([int(v) for v in constant])
-    if kind == "float":
+    if kind is FloatAttribute:
         return FloatAttribute.get(float(constant))
     return make_attribute(kind, constant)

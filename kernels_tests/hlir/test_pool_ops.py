@@ -1,0 +1,254 @@
+"""pd_op.pool2d and pd_op.max_pool2d_with_index (cinn_py/ops/pool.py): the reference
+kernel against a plain loop over Paddle's formulas, the compiled paths (unrolled window,
+decomposition into mean / max, library fallback) against the reference on cuda-emu at
+odd shapes, and the errors for windows that do not fit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from op_cases import Net
+
+import cinn_py
+from cinn_py.errors import ShapeError
+from cinn_py.hlir.grouping import group_program
+from cinn_py.ops.pool import FLT_MAX
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.passes import PassManager
+from cinn_py.pir.program import Program
+from cinn_py.reference import run_reference
+from cinn_py.tolerances import compare
+
+F32 = DataType.FLOAT32
+
+
+def _pool_program(shape, kernel, **attrs) -> tuple[Program, object]:
+    program = Program()
+    net = Net(program)
+    x = net.data("x", shape, F32)
+    defaults = {"strides": [1, 1], "paddings": [0, 0], "pooling_type": "max"}
+    out = net.op("pool2d", x, net.ints(kernel), **{**defaults, **attrs})
+    return program, out
+
+
+def _loop_pool(x, kernel, strides, pads, kind, exclusive, ceil_mode):
+    """Paddle's CPU Pool2dFunctor written as loops (NCHW, explicit 2-value paddings)."""
+    n, c, h, w = x.shape
+    outs = []
+    for d, size in enumerate((h, w)):
+        span = size - kernel[d] + 2 * pads[d] + (strides[d] - 1 if ceil_mode else 0)
+        outs.append(span // strides[d] + 1)
+    y = np.zeros((n, c, *outs), dtype=np.float64)
+    for i in range(outs[0]):
+        hs = i * strides[0] - pads[0]
+        he, hs = min(hs + kernel[0], h), max(hs, 0)
+        for j in range(outs[1]):
+            ws = j * strides[1] - pads[1]
+            we, ws = min(ws + kernel[1], w), max(ws, 0)
+            window = x[:, :, hs:he, ws:we].reshape(n, c, -1)
+            if kind == "max":
+                y[:, :, i, j] = window.max(-1) if window.shape[-1] else -FLT_MAX
+            else:
+                count = (he - hs) * (we - ws) if exclusive else kernel[0] * kernel[1]
+                y[:, :, i, j] = window.sum(-1) / count
+    return y
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel", "strides", "pads", "kind", "exclusive", "ceil_mode"),
+    [
+        ((2, 3, 7, 9), [3, 3], [2, 2], [1, 1], "max", True, False),
+        ((2, 3, 7, 9), [3, 3], [2, 2], [1, 1], "avg", True, True),
+        ((1, 3, 7, 7), [3, 2], [2, 3], [1, 0], "avg", False, True),
+        ((1, 1, 33, 7), [5, 1], [3, 1], [2, 0], "max", True, True),
+    ],
+)
+def test_reference_matches_a_loop(shape, kernel, strides, pads, kind, exclusive, ceil_mode):
+    program, out = _pool_program(
+        shape,
+        kernel,
+        strides=strides,
+        paddings=pads,
+        pooling_type=kind,
+        exclusive=exclusive,
+        ceil_mode=ceil_mode,
+    )
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    (got,) = run_reference(program, {"x": x})
+    want = _loop_pool(x.astype(np.float64), kernel, strides, pads, kind, exclusive, ceil_mode)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _adaptive_loop(x, out_size, kind):
+    n, c, h, w = x.shape
+    y = np.zeros((n, c, *out_size))
+    for i in range(out_size[0]):
+        hs, he = (i * h) // out_size[0], math.ceil((i + 1) * h / out_size[0])
+        for j in range(out_size[1]):
+            ws, we = (j * w) // out_size[1], math.ceil((j + 1) * w / out_size[1])
+            window = x[:, :, hs:he, ws:we]
+            y[:, :, i, j] = window.max((2, 3)) if kind == "max" else window.mean((2, 3))
+    return y
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("out_size", [[3, 5], [7, 2], [1, 3]])
+def test_adaptive_bins(kind, out_size):
+    program, _ = _pool_program((1, 3, 7, 9), out_size, pooling_type=kind, adaptive=True)
+    x = np.random.default_rng(1).standard_normal((1, 3, 7, 9)).astype(np.float32)
+    (got,) = run_reference(program, {"x": x})
+    np.testing.assert_allclose(got, _adaptive_loop(x, out_size, kind), rtol=1e-5, atol=1e-6)
+    exe = cinn_py.compile(program, target="cuda-emu")
+    (compiled,) = exe.run({"x": x}).values()
+    assert compare(np.asarray(compiled), got).ok
+
+
+def _with_index_program(shape, kernel, *, fetch_mask: bool, **attrs):
+    program = Program()
+    net = Net(program)
+    x = net.data("x", shape, F32)
+    defaults = {"strides": [1, 1], "paddings": [0, 0]}
+    out, mask = net.op("max_pool2d_with_index", x, kernel_size=kernel, **{**defaults, **attrs})
+    program.pinned_outputs = [out, mask] if fetch_mask else [out]
+    return program, out, mask
+
+
+def test_max_pool_with_index_positions():
+    """The first strictly larger value wins; its position is h * W + w in the plane."""
+    program, _, _ = _with_index_program(
+        (1, 1, 3, 5), [2, 2], fetch_mask=True, strides=[1, 2], paddings=[0, 1]
+    )
+    x = np.array([[[[1, 5, 5, 0, 2], [3, 5, 1, 1, 2], [0, 0, 9, 9, 9]]]], dtype=np.float32)
+    out, mask = run_reference(program, {"x": x})
+    np.testing.assert_array_equal(out[0, 0], [[3, 5, 2], [3, 9, 9]])
+    np.testing.assert_array_equal(mask[0, 0], [[5, 1, 4], [5, 12, 13]])
+    assert mask.dtype == np.int32
+
+
+@pytest.mark.parametrize(
+    ("kernel", "attrs"),
+    [([3, 3], {"adaptive": True}), ([1, 1], {"adaptive": True}), ([3, 2], {"strides": [2, 2]})],
+)
+def test_max_pool_with_index_compiles_without_its_positions(kernel, attrs):
+    """Positions nobody fetches: the op becomes a generated max pool (or a max)."""
+    program, _, _ = _with_index_program((2, 3, 7, 9), kernel, fetch_mask=False, **attrs)
+    x = np.random.default_rng(2).standard_normal((2, 3, 7, 9)).astype(np.float32)
+    (want,) = run_reference(program, {"x": x})
+    exe = cinn_py.compile(program, target="cuda-emu")
+    (got,) = exe.run({"x": x}).values()
+    assert compare(np.asarray(got), want).ok
+    assert all(g.kind.value != "library" for g in exe.groups), [g.kind for g in exe.groups]
+
+
+def test_max_pool_with_index_positions_run_the_library_kernel():
+    program, _, _ = _with_index_program((2, 3, 7, 9), [3, 3], fetch_mask=True, adaptive=True)
+    x = np.random.default_rng(3).standard_normal((2, 3, 7, 9)).astype(np.float32)
+    want = run_reference(program, {"x": x})
+    got = list(cinn_py.compile(program, target="cuda-emu").run({"x": x}).values())
+    np.testing.assert_array_equal(got[1], want[1])
+    assert compare(np.asarray(got[0]), want[0]).ok
+
+
+def test_global_pooling_decomposes_into_a_reduction():
+    program, _ = _pool_program((2, 3, 7, 9), [3, 3], pooling_type="avg", global_pooling=True)
+    PassManager().run(program)
+    names = [op.name for op in program.block]
+    assert names == ["pd_op.data", "pd_op.sum", "pd_op.full", "pd_op.divide"]
+
+
+def test_global_pooling_over_unknown_dims_is_a_mean():
+    """A -1 plane has no static count: pd_op.mean, divided once shapes are specialized."""
+    program, _ = _pool_program((-1, 3, -1, -1), [1, 1], pooling_type="avg", adaptive=True)
+    PassManager().run(program)
+    assert [op.name for op in program.block] == ["pd_op.data", "pd_op.mean"]
+    x = np.random.default_rng(5).standard_normal((2, 3, 7, 9)).astype(np.float32)
+    got = next(iter(cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()))
+    np.testing.assert_allclose(np.asarray(got), x.mean((2, 3), keepdims=True), rtol=1e-5)
+
+
+def test_window_pooling_is_one_generated_kernel_with_its_consumer():
+    program = Program()
+    net = Net(program)
+    x = net.data("x", (1, 3, 7, 9), F32)
+    pooled = net.op("pool2d", x, net.ints([3, 3]), strides=[2, 2], paddings=[1, 1])
+    net.op("relu", pooled)
+    PassManager().run(program)
+    groups = [g for g in group_program(program) if g.ops]
+    assert len(groups) == 1
+    assert [op.name for op in groups[0].ops] == ["pd_op.pool2d", "pd_op.relu"]
+
+
+def test_large_windows_run_the_library_kernel():
+    """An 8 x 8 window (64 taps) is past the unrolled-window limit: library, still right."""
+    program, _ = _pool_program((1, 2, 9, 9), [8, 8], pooling_type="avg")
+    x = np.random.default_rng(4).standard_normal((1, 2, 9, 9)).astype(np.float32)
+    (want,) = run_reference(program, {"x": x})
+    exe = cinn_py.compile(program, target="cuda-emu")
+    (got,) = exe.run({"x": x}).values()
+    assert compare(np.asarray(got), want).ok
+    assert [g.kind.value for g in exe.groups if g.ops] == ["library"]
+
+
+def test_a_window_larger_than_the_padded_input_is_a_shape_error():
+    with pytest.raises(ShapeError, match=r"pd_op\.pool2d .*larger than the padded input 2"):
+        _pool_program((1, 1, 2, 2), [5, 5])
+    with pytest.raises(ShapeError, match=r"pd_op\.max_pool2d_with_index .*not positive"):
+        _with_index_program((1, 1, 2, 9), [4, 2], fetch_mask=True)
+
+
+def test_kernel_size_of_the_wrong_length_is_a_shape_error():
+    with pytest.raises(ShapeError, match=r"pd_op\.pool2d .*kernel_size \[3, 3, 3\] must hold 2"):
+        _pool_program((1, 1, 7, 7), [3, 3, 3])
+    with pytest.raises(ShapeError, match=r"pd_op\.pool2d .*x must be 4-D"):
+        _pool_program((1, 7, 7), [3, 3])
+
+
+def test_paddle_truncates_the_output_size():
+    """(2 - 3) / 2 + 1 is 1 in C: a 3-wide window with stride 2 over 2 elements fits."""
+    program, out = _pool_program((1, 1, 2, 2), [3, 3], strides=[2, 2])
+    assert out.type.dims == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel", "strides", "pads", "ceil_mode", "adaptive"),
+    [
+        ((1, 2, 7, 9), [3, 3], [2, 2], [1, 1], False, False),
+        ((2, 1, 5, 5), [3, 2], [1, 2], [2, 1], True, False),
+        ((1, 1, 1, 1), [1, 1], [1, 1], [1, 1], False, False),
+        ((1, 3, 7, 33), [3, 5], [3, 2], [1, 2], True, False),
+        ((1, 2, 7, 5), [3, 2], [1, 1], [0, 0], False, True),
+    ],
+)
+def test_compiled_max_pool_keeps_nan_and_inf_as_paddle(
+    shape, kernel, strides, pads, ceil_mode, adaptive
+):
+    """Paddle folds `y = y > x ? y : x` from -FLT_MAX over a window's valid taps: NaN
+    survives only as the last valid tap, -inf windows give -FLT_MAX, windows of padding
+    only give -FLT_MAX. The compiled max reads padding taps as a valid tap of their
+    window (not a -FLT_MAX that would replace a NaN): every element must match."""
+    program, _ = _pool_program(
+        shape,
+        kernel,
+        strides=strides,
+        paddings=pads,
+        ceil_mode=ceil_mode,
+        adaptive=adaptive,
+        exclusive=True,
+    )
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    special = rng.random(shape)
+    x[special < 0.15] = np.nan
+    x[(special >= 0.15) & (special < 0.25)] = -np.inf
+    x[(special >= 0.25) & (special < 0.3)] = np.inf
+    (want,) = run_reference(program, {"x": x})
+    (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
+    got = np.asarray(got)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    if shape == (1, 1, 1, 1):  # windows of padding only
+        assert (want == -FLT_MAX).sum() >= 1
