@@ -192,6 +192,9 @@ DROPOUT_EVAL = """{{
 """
 MASK_OUTPUT = """
     () = "builtin.shadow_output" (%4) {output_name:"mask"} : (tensor<7x33xu8>) -> """
+MASK_READ = """
+    (%6) = "pd_op.cast" (%4) {dtype:float32} : (tensor<7x33xu8>) -> tensor<7x33xf32>
+    () = "builtin.shadow_output" (%6) {output_name:"mask"} : (tensor<7x33xf32>) -> """
 
 
 def _dropout(mode: str, is_test: str = "true", mask: str = "") -> Program:
@@ -212,8 +215,22 @@ def test_inference_dropout_folds_into_one_kernel(mode: str) -> None:
     assert result.ok, result
 
 
+def test_an_inference_dropout_mask_fetched_is_all_ones() -> None:
+    """Paddle leaves the mask unwritten in inference; fetched, it is the reference's all
+    ones, made by a fill fused with the rest: no library call splits the kernels."""
+    feeds = {"x": np.random.default_rng(3).uniform(-2, 2, (7, 33)).astype(np.float32)}
+    exe = cinn_py.compile(_dropout("downgrade_in_infer", mask=MASK_OUTPUT), "cuda-emu")
+    got = exe.run(feeds)
+    assert all(group.kind.value != "library" for group in exe.groups)
+    want = cinn_py.compile(_dropout("downgrade_in_infer", mask=MASK_OUTPUT), "reference").run(feeds)
+    assert got.keys() == want.keys()
+    np.testing.assert_array_equal(got["out1"], np.ones((7, 33), np.uint8))
+    np.testing.assert_array_equal(want["out1"], np.ones((7, 33), np.uint8))
+    assert compare(np.asarray(got["out0"]), np.asarray(want["out0"])).ok
+
+
 @pytest.mark.parametrize(
-    ("is_test", "mask"), [("true", MASK_OUTPUT), ("false", "")], ids=["mask-read", "training"]
+    ("is_test", "mask"), [("true", MASK_READ), ("false", "")], ids=["mask-read", "training"]
 )
 def test_dropout_stays_whole_when_its_mask_is_read_or_it_trains(is_test: str, mask: str) -> None:
     program = _dropout("upscale_in_train", is_test, mask)

@@ -135,7 +135,9 @@ def _fused_rms_norm_kernel(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray |
         raise _quantized(ctx.op)
     x = ctx.tensor(0)
     begin = _begin(ctx, x.ndim)
-    rows = x.reshape(math.prod(x.shape[:begin]), -1).astype(ctx.compute_dtype())
+    rows = x.reshape(math.prod(x.shape[:begin]), math.prod(x.shape[begin:])).astype(
+        ctx.compute_dtype()
+    )
     bias, residual, norm_bias = ctx.optional(1), ctx.optional(2), ctx.optional(4)
     residual_out = None
     if residual is not None:

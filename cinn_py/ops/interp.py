@@ -37,7 +37,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import compute_type, const, convert
 from cinn_py.ir.expr import Add, Expr, FloatImm, IntImm, Max, Min, Mul, Sub
 from cinn_py.pir import infer_meta as im
-from cinn_py.pir.attributes import BoolAttribute, FloatAttribute, Int32Attribute, StrAttribute
+from cinn_py.pir.attributes import BoolAttribute, DoubleAttribute, Int32Attribute, StrAttribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import ArrayOf, InferContext, OpDef, attr, operand
@@ -334,7 +334,7 @@ def _interp(name: str, method: str, kernel, bilinear: bool) -> OpDef:
             attr("out_d", Int32Attribute, 0),
             attr("out_h", Int32Attribute, 0),
             attr("out_w", Int32Attribute, 0),
-            attr("scale", ArrayOf(FloatAttribute), []),
+            attr("scale", ArrayOf(DoubleAttribute), []),
             attr("interp_method", StrAttribute, method),
             attr("align_corners", BoolAttribute, True),
             attr("align_mode", Int32Attribute, 1),

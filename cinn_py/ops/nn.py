@@ -488,23 +488,39 @@ def _dropout_p(op: Operation) -> float | None:
     return None if p is None else float(p)
 
 
+def _outputs_only(reader: Operation) -> bool:
+    """`reader` only hands its operand out of the program (fetch, shadow_output)."""
+    return reader.op_def is not None and reader.op_def.has_trait(Trait.PROGRAM_OUTPUT)
+
+
 def _decompose_dropout(emit: Emitter, op: Operation) -> list[Value | None] | None:
     """Inference dropout folded away, so it no longer splits fusion: `upscale_in_train`
     is x itself, `downgrade_in_infer` is x * (1 - p) (1 - p in float32, as the kernel
-    computes it). Only when the mask is unused (not read, not a program output): the
-    rule gives no value for it. Training (random masks) stays a library op."""
-    if not emit.attr("is_test") or not emit.unused(op.result(1)):
+    computes it). The mask, which Paddle leaves unwritten in inference, is all ones as in
+    the reference kernel: a `full_like` where it is a program output (fetched, or in a
+    printed program with no fetch, where every unread result is one), nothing where it is
+    unused. An op that computes with the mask keeps the dropout whole; training (random
+    masks) stays a library op."""
+    mask = op.result(1)
+    if not emit.attr("is_test") or not all(_outputs_only(use.owner) for use in mask.uses):
         return None
+    x = op.operand_value(0)
     if emit.attr("mode") == "upscale_in_train":
-        return [op.operand_value(0), None]
-    p = _dropout_p(op)
-    operand = computed_input(emit, op)
-    if p is None or operand is None:
-        return None
-    xc, dtype = operand
-    keep = float(np.float32(1) - np.float32(p))
-    out = emit.op("pd_op.multiply", xc, emit.const(keep, dtype))
-    return [emit.cast(out, dtype_of(op.result(0))), None]
+        out = x
+    else:
+        p = _dropout_p(op)
+        operand = computed_input(emit, op)
+        if p is None or operand is None:
+            return None
+        xc, dtype = operand
+        keep = float(np.float32(1) - np.float32(p))
+        out = emit.cast(
+            emit.op("pd_op.multiply", xc, emit.const(keep, dtype)), dtype_of(op.result(0))
+        )
+    if emit.unused(mask):
+        return [out, None]
+    ones = emit.op("pd_op.full_like", x, None, value=1.0, dtype=DataType.UINT8)
+    return [out, ones]
 
 
 # -- entries -------------------------------------------------------------------------------

@@ -17,10 +17,12 @@ the reference kernel and the lowering share through `pool_windows`:
   max_pool2d_with_index keeps the first strictly larger value and its position
   h * W + w in the plane (int32); NaN never wins there.
 
-Compiled path: a global pool, or an adaptive pool to 1 x 1, is a plain reduction and
-decomposes into pd_op.mean / pd_op.max over the spatial dims (so it fuses as one, e.g.
-into a squeeze-excite block); so does max_pool2d_with_index whose positions nothing
-reads, into the same pool2d. Other windows lower to an "unrolled window": an injective
+Compiled path: a global avg pool, or an adaptive avg pool to 1 x 1, is a plain
+reduction and decomposes into pd_op.mean over the spatial dims (so it fuses as one,
+e.g. into a squeeze-excite block); a whole-plane max pool does not (Paddle's fold is
+order-dependent on NaN, see `_decompose_pool2d`). max_pool2d_with_index whose positions
+nothing reads becomes a max pool2d (or a max reduction of its whole planes) of its
+input with NaN and -inf raised to -FLT_MAX, which its kernel never lets win. Other windows lower to an "unrolled window": an injective
 Compute whose element is the max / sum of its kh * kw taps written out (each tap a load
 under a Select on the padding predicate for avg, so an out-of-range tap loads nothing;
 for max, moved onto a valid tap of its window, which Paddle's fold ignores, NaN
@@ -42,12 +44,12 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import compute_type, const, convert
 from cinn_py.ir.expr import GE, GT, LT, Add, And, Div, Expr, IntImm, Max, Min, Mul, Select, Sub
 from cinn_py.pir import infer_meta as im
-from cinn_py.pir.attributes import BoolAttribute, Int32Attribute, StrAttribute
+from cinn_py.pir.attributes import BoolAttribute, Int32Attribute, Int64Attribute, StrAttribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import ArrayOf, InferContext, OpDef, attr, attr_value, operand
 from cinn_py.pir.operation import Operation
-from cinn_py.pir.passes.decompose import Emitter, element_count
+from cinn_py.pir.passes.decompose import Emitter, dtype_of, element_count
 from cinn_py.pir.traits import OpPatternKind
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type
 from cinn_py.pir.value import Value
@@ -447,10 +449,10 @@ def _lower_pool2d(ctx: LowerContext) -> Compute:
                 at[w_dim] = _clamped_tap(windows[1], ow, kw, ctx.index_dtype)
                 acc = Max(acc, convert(x(at), acc_type))
         if any(int(n) <= 0 for w in windows for n in w.counts()):
-            count = Mul(
-                _count(windows[0], oh, ctx.index_dtype), _count(windows[1], ow, ctx.index_dtype)
-            )
-            acc = Select(GT(count, IntImm(0, ctx.index_dtype)), acc, const(-FLT_MAX, acc_type))
+            zero = IntImm(0, ctx.index_dtype)
+            rows = GT(_count(windows[0], oh, ctx.index_dtype), zero)
+            cols = GT(_count(windows[1], ow, ctx.index_dtype), zero)
+            acc = Select(And(rows, cols), acc, const(-FLT_MAX, acc_type))
         return convert(acc, out_dtype)
 
     def fcompute(indices: Indices) -> Expr:
@@ -519,7 +521,13 @@ def keepdim_mean(emit: Emitter, x: Value, axes: list[int]) -> Value:
 
 
 def _decompose_pool2d(emit: Emitter, op: Operation) -> list[Value] | None:
-    """A global pool or an adaptive pool to 1 x 1: mean / max over H and W."""
+    """A global avg pool or an adaptive avg pool to 1 x 1: a mean over H and W. Max
+    pools are not decomposed: Paddle's fold `y = y > x ? y : x` from -FLT_MAX depends on
+    the taps' order (a NaN survives only as the last tap; -inf planes give -FLT_MAX),
+    which a max reduction does not reproduce; they take the unrolled window (planes of
+    up to `MAX_UNROLLED_TAPS` elements) or the reference kernel."""
+    if emit.attr("pooling_type") != "avg":
+        return None
     ksize = op.attributes.get("kernel_size")
     values = ksize.to_python() if ksize is not None else None
     if values is None:
@@ -543,6 +551,13 @@ def _decompose_max_pool_with_index(emit: Emitter, op: Operation) -> list[Value |
     if not emit.unused(op.result(1)):
         return None
     x = op.operand_value(0)
+    if not isinstance(x.type, DenseTensorType) or not x.type.data_type.is_float:
+        return None
+    # Its fold keeps the first strictly larger value from -FLT_MAX: NaN and -inf never
+    # win, where pool2d's `y > x ? y : x` (and a max reduction) let NaN through. On
+    # x clamped to [-FLT_MAX, ...] (NaN to -FLT_MAX) the two folds agree.
+    floor = emit.op("pd_op.full_like", x, None, value=-FLT_MAX, dtype=dtype_of(x))
+    x = emit.op("pd_op.where", emit.op("pd_op.greater_than", x, floor), x, floor)
     ksize = list(emit.attr("kernel_size"))
     if _whole_plane(emit, op, ksize):
         out = _plane_reduction(emit, x, "max", False)
@@ -568,14 +583,16 @@ def _decompose_max_pool_with_index(emit: Emitter, op: Operation) -> list[Value |
 # -- entries -------------------------------------------------------------------------------
 
 _INTS = ArrayOf(Int32Attribute)
+_INT64S = ArrayOf(Int64Attribute)
+"""pool2d's strides / paddings are int64 in Paddle; max_pool2d_with_index's int32."""
 
 OPS = [
     OpDef(
         "pd_op.pool2d",
         operands=(operand("x"), operand("kernel_size", mutable_attr="kernel_size")),
         attributes=(
-            attr("strides", _INTS, [1, 1]),
-            attr("paddings", _INTS, [0, 0]),
+            attr("strides", _INT64S, [1, 1]),
+            attr("paddings", _INT64S, [0, 0]),
             attr("ceil_mode", BoolAttribute, False),
             attr("exclusive", BoolAttribute, True),
             attr("data_format", StrAttribute, "NCHW"),

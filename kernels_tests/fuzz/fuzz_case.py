@@ -1,9 +1,9 @@
 """A generated test case: a program, the specs of its inputs and how their values are drawn.
 
 `InputSpec.draw` makes one feed from a value *kind* (`normal`, `special`, `halves`,
-`extreme`, `index`); `FuzzCase.feeds()` draws every input from the case's seed, so a case
-is its program text plus a few integers, and prints as the program text (which is what
-hypothesis shows for a falsifying example).
+`extreme`, `positive`, `index`); `FuzzCase.feeds()` draws every input from the case's
+seed, so a case is its program text plus a few integers, and prints as the program text
+(which is what hypothesis shows for a falsifying example).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ class InputSpec:
     normal floats, ints in [-20, 20], fair bools), `special` (normal with NaN, +-inf and
     +-0 mixed in; ints with 0s and +-1s), `halves` (multiples of 0.5 in [-4, 4]: ties
     for round / floor / compares), `extreme` (the dtype's largest and smallest
-    magnitudes, subnormals; ints at their limits) or `index` (ints in [low, high))."""
+    magnitudes, subnormals; ints at their limits), `positive` (|normal| + 0.05: a
+    running variance) or `index` (ints in [low, high))."""
 
     name: str
     shape: Shape
@@ -55,6 +56,8 @@ class InputSpec:
         values = rng.standard_normal(shape)
         if self.kind == "halves":
             values = rng.integers(-8, 9, size=shape) / 2
+        elif self.kind == "positive":
+            values = np.abs(values) + 0.05
         elif self.kind in ("special", "extreme") and values.size:
             flat = values.reshape(-1)
             specials = _SPECIAL_FLOATS + (_extreme_floats(dtype) if self.kind == "extreme" else ())

@@ -60,6 +60,7 @@ from hypothesis import given, settings
 import cinn_py
 from cinn_py.errors import CinnError, UnsupportedOpError
 from cinn_py.ops.reduction import reduction
+from cinn_py.ops.spatial_norm import group_norm_with, instance_norm_with
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16
 from cinn_py.pir.op_def import override_op, registered_ops
 from cinn_py.pir.parser import parse_program
@@ -104,6 +105,17 @@ def one_pass_layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.
     return rescaled.reshape(x.shape), mean, one_pass.reshape(variance.shape)
 
 
+def one_pass_statistics(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's mean and variance as the compiled group_norm / instance_norm compute
+    them by design (float32, E[x^2] - E[x]^2 clamped at 0, as layer_norm's)."""
+    rows32 = rows.astype(np.float32)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        first = rows32.mean(axis=-1, keepdims=True, dtype=np.float32)
+        second = (rows32 * rows32).mean(axis=-1, keepdims=True, dtype=np.float32)
+    variance = np.maximum(second - first * first, np.float32(0))
+    return first.astype(np.float64), variance.astype(np.float64)
+
+
 def _float32_sum(x: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         return np.sum(x, axis=axes, dtype=np.float32, keepdims=keepdim)
@@ -135,6 +147,8 @@ def float32_accumulation(
 REFERENCE_KERNELS = {op.name: op.kernel for op in registered_ops() if op.kernel is not None}
 NUMERICS_VARIANTS = {
     "pd_op.layer_norm": one_pass_layer_norm,
+    "pd_op.group_norm": group_norm_with(one_pass_statistics),
+    "pd_op.instance_norm": instance_norm_with(one_pass_statistics),
     "pd_op.sum": float32_accumulation("pd_op.sum", _float32_sum),
     "pd_op.mean": float32_accumulation("pd_op.mean", _float32_mean),
 }

@@ -15,8 +15,11 @@ across float32 / float16 / bfloat16 / int32 / int64 / bool with NaN, inf and ext
 values), `reduce` (sum, mean, max, min, prod, all, any, argmax, argmin over random axes
 with keepdim, size-1 axes, reduce-all, statistics read back and reduced again, sibling
 reductions, of transposed / expanded / sliced values), `norm` (softmax, log_softmax,
-layer_norm, rms_norm amid elementwise ops), `layout` (the steps of `fuzz_layout.py`)
-and `graph` (all of them, matmul, diamonds, fetched intermediates).
+layer_norm, rms_norm amid elementwise ops), `layout` (the steps of `fuzz_layout.py`),
+`graph` (all of them, matmul, diamonds, fetched intermediates), `spatial` (pooling,
+interp, batch / group / instance norm and convs over NCHW / NHWC images:
+`fuzz_spatial.py`) and `attention` (einsum, swiglu, fused_rms_norm_quant, topk /
+argsort, arange, expand_as: `fuzz_attention.py`).
 
 Shapes (`fuzz_shapes.py`): ranks 0-4, dims drawn from `DIMS` (row counts that are not
 multiples of 8), now and then a long dim or an empty (0) dim, every tensor at most
@@ -35,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fuzz_attention import AttentionSteps
 from fuzz_bugs import avoided_bugs
 from fuzz_case import INT_LIMIT, FuzzCase, InputSpec, input_bound
 from fuzz_layout import LayoutSteps
@@ -58,6 +62,7 @@ from fuzz_shapes import (
     numel,
     widen,
 )
+from fuzz_spatial import SpatialSteps
 from hypothesis import strategies as st
 
 from cinn_py.errors import CinnError
@@ -104,7 +109,7 @@ class Tensor:
         return math.prod(self.shape)
 
 
-class Maker(LayoutSteps):
+class Maker(LayoutSteps, SpatialSteps, AttentionSteps):
     """Builds one program from hypothesis draws. Emitters (`emit_*`) add ops; each
     keeps the program valid by construction (shapes that broadcast, axes in range,
     indices inside their dim)."""
@@ -120,6 +125,9 @@ class Maker(LayoutSteps):
         self.pool: list[Tensor] = []
         self.inputs: list[InputSpec] = []
         self.input_kinds = INPUT_KINDS[family]
+        self.secondary: dict[int, bool] = {}
+        """id() of results that are outputs only when fetched -> whether `finish` may
+        fetch them (batch_norm's statistics, pooling positions, einsum's caches, ...)."""
 
     # -- drawing ---------------------------------------------------------------------------
 
@@ -572,20 +580,31 @@ class Maker(LayoutSteps):
 
     def finish(self) -> None:
         """At least one op; in the `graph` family, sometimes fetch ops for the outputs and
-        for some intermediates (values several ops read, each then a group output too)."""
+        for some intermediates (values several ops read, each then a group output too).
+        Where steps made secondary results (`self.secondary`), fetch ops for the other
+        outputs and some of those, so that the rest are results nothing reads."""
         if not any(op.name != "pd_op.data" for op in self.program.block):
             x = self.tensor(dtypes=FLOATS)
             self.unary("relu", x)
+        outputs = self.program.outputs()
+        if self.secondary:
+            main = [v for v in outputs if id(v) not in self.secondary]
+            extra = [v for v in outputs if self.secondary.get(id(v)) and self.chance(30)]
+            if not main and not extra:
+                extra = [next(v for v in outputs if self.secondary.get(id(v)))]
+            self.fetch(main + extra)
+            return
         if self.family != "graph" or not self.chance(30):
             return
-        outputs = self.program.outputs()
         inner = [
             t.value
             for t in self.pool
             if t.value.defining_op.name != "pd_op.data" and not t.value.use_empty()
         ]
-        extra = [v for v in inner if self.chance(30)]
-        for col, value in enumerate(list(outputs) + extra):
+        self.fetch(list(outputs) + [v for v in inner if self.chance(30)])
+
+    def fetch(self, values: list[Value]) -> None:
+        for col, value in enumerate(values):
             self.op("fetch", value, name=f"out{col}", col=col)
 
 
@@ -616,6 +635,8 @@ INPUT_KINDS: dict[str, tuple[str, ...]] = {
     "norm": ("normal",) * 5 + ("special",),
     "layout": ("normal",) * 4 + ("special",),
     "graph": ("normal",) * 6 + ("special", "halves"),
+    "spatial": ("normal",) * 5 + ("special", "halves"),
+    "attention": ("normal",) * 5 + ("special", "halves"),
 }
 """Value kinds of new inputs per family. Extremes stay out of accumulating families: a
 float32 sum of 1e38s overflows where the reference's float64 one does not."""
@@ -640,12 +661,25 @@ MENUS: dict[str, tuple[str, ...]] = {
         "emit_readback", "emit_norm", "emit_cast", "emit_where", "emit_compare",
         "emit_argreduce", "emit_matmul", "emit_siblings", "emit_embedding",
     ) + _LAYOUT,
+    "spatial": (
+        "emit_pool2d", "emit_interp", "emit_pool2d", "emit_batch_norm", "emit_spatial_norm",
+        "emit_activation", "emit_conv", "emit_residual", "emit_max_pool_index", "emit_interp",
+        "emit_pool2d", "emit_squeeze_excite", "emit_layout_swap", "emit_activation",
+    ),
+    "attention": (
+        "emit_einsum", "emit_attention", "emit_swiglu", "emit_rms_norm_quant", "emit_sort",
+        "emit_einsum", "emit_positions", "emit_expand_as", "emit_norm", "emit_unary",
+        "emit_binary", "emit_matmul", "emit_reduce",
+    ),
 }  # fmt: skip
 """Each family's emitters; repeats weight them, the first is what a program shrinks to."""
 
 FAMILIES: tuple[str, ...] = tuple(MENUS)
 
-MAX_STEPS = {"elementwise": 8, "cast": 6, "reduce": 8, "norm": 6, "layout": 9, "graph": 12}
+MAX_STEPS = {
+    "elementwise": 8, "cast": 6, "reduce": 8, "norm": 6, "layout": 9, "graph": 12,
+    "spatial": 7, "attention": 7,
+}  # fmt: skip
 
 
 @st.composite

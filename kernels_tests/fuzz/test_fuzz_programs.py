@@ -1,8 +1,8 @@
 """Random programs of every family, compiled, against the reference executor.
 
 Each test draws programs of one family (`fuzz_programs.FAMILIES`: elementwise, cast,
-reduce, norm, layout, graph) with hypothesis and checks every output of the compiled
-target against the reference (`fuzz_check.check_case`); a failure is shrunk to a
+reduce, norm, layout, graph, spatial, attention) with hypothesis and checks every
+output of the compiled target against the reference (`fuzz_check.check_case`); a failure is shrunk to a
 minimal program, printed in Paddle's text format (`cinn-py run` reads it back). CI
 runs a fixed seed (`fixed`) plus a few random examples (`fresh`) per family;
 `CINN_PY_FUZZ=long` / `CINN_PY_FUZZ_EXAMPLES=N` run longer (see docs/TESTING.md and

@@ -63,6 +63,17 @@ def test_residual_and_bias_added_first_compiled():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
+def test_norm_of_no_rows_is_empty():
+    """x of 0 rows (found by the attention fuzzer: the reference kernel's reshape to
+    (0, -1) raised)."""
+    program = _norm((0, 1), 1, residual=True)
+    feeds = {k: v for k, v in _feeds((0, 1), 1).items() if k != "b"}
+    want = run_reference(program, feeds)
+    assert [w.shape for w in want] == [(0, 1), (0,), (0, 1)]
+    got = cinn_py.compile(program, target="cuda-emu").run(feeds).values()
+    assert [np.asarray(g).shape for g in got] == [(0, 1), (0,), (0, 1)]
+
+
 def test_quantized_norm_is_unsupported():
     program = _norm((3, 5), 5, quant_scale=2.0)
     with pytest.raises(UnsupportedOpError, match="quantizes its output to int8"):

@@ -252,3 +252,49 @@ def test_compiled_max_pool_keeps_nan_and_inf_as_paddle(
     np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
     if shape == (1, 1, 1, 1):  # windows of padding only
         assert (want == -FLT_MAX).sum() >= 1
+
+
+@pytest.mark.parametrize(
+    ("kernel", "attrs"),
+    [([1, 1], {}), ([2, 3], {"strides": [1, 2], "paddings": [1, 1]}), ([1, 1], {"adaptive": True})],
+)
+def test_max_pool_with_index_without_positions_lets_no_nan_through(kernel, attrs):
+    """max_pool2d_with_index keeps the first strictly larger value from -FLT_MAX: NaN and
+    -inf never win (found by the spatial fuzzer: its decomposition into pool2d / max,
+    whose folds let NaN through, gave NaN where Paddle gives -FLT_MAX)."""
+    shape = (1, 2, 5, 7)
+    program, _, _ = _with_index_program(shape, kernel, fetch_mask=False, **attrs)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    special = rng.random(shape)
+    x[special < 0.3] = np.nan
+    x[(special >= 0.3) & (special < 0.4)] = -np.inf
+    x[0, 1] = np.nan  # a plane of NaN only
+    (want,) = run_reference(program, {"x": x})
+    assert not np.isnan(want).any() and (want == -FLT_MAX).any()
+    (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("attrs", [{"global_pooling": True}, {"adaptive": True}])
+def test_whole_plane_max_pool_keeps_nan_and_inf_as_paddle(attrs):
+    """Not a max reduction: Paddle's order-dependent fold, on the unrolled window."""
+    program, _ = _pool_program((1, 2, 1, 3), [1, 1], **attrs)
+    x = np.array([[[[np.nan, 1, 2]], [[-np.inf, -np.inf, -np.inf]]]], np.float32)
+    (want,) = run_reference(program, {"x": x})
+    np.testing.assert_array_equal(want.reshape(-1), [2, -FLT_MAX])
+    (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_max_pool_windows_in_the_padding_only_are_the_fold_start():
+    """paddings >= kernel (Paddle allows it): windows with no valid tap in either dim
+    give -FLT_MAX; the clamped taps must not read a real element there."""
+    program, _ = _pool_program(
+        (2, 5, 3, 3), [4, 5], strides=[3, 5], paddings=[5, 9], data_format="NHWC"
+    )
+    x = np.random.default_rng(5).standard_normal((2, 5, 3, 3)).astype(np.float32)
+    (want,) = run_reference(program, {"x": x})
+    assert (want == -FLT_MAX).any() and (want != -FLT_MAX).any()
+    (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
+    np.testing.assert_array_equal(np.asarray(got), want)
