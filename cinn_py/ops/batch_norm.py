@@ -81,15 +81,9 @@ def infer_batch_norm(ctx: InferContext) -> list[Type]:
             if name in ("mean", "variance"):
                 raise ctx.error("is missing", operand=name)
             continue
-        param = ctx.tensor(name)
-        if param.rank != 1:
-            raise ctx.error(f"must be 1-D, got dims {im.fmt(param.dims)}", operand=name)
-        if DYNAMIC not in (channels, param.dims[0]) and param.dims[0] != channels:
-            raise ctx.error(
-                f"has {param.dims[0]} elements, but x {im.fmt(x.dims)} ({data_format}) has "
-                f"{channels} channels",
-                operand=name,
-            )
+        im.check_vector(
+            ctx, name, channels, f"x {im.fmt(x.dims)} ({data_format}) has {channels} channels"
+        )
     mean, variance = ctx.tensor("mean"), ctx.tensor("variance")
     stats = (channels,)
     return [

@@ -89,15 +89,9 @@ def _infer_layer_norm(ctx: InferContext) -> list[Type]:
     for name in ("scale", "bias"):
         if not ctx.has(name):
             continue
-        param = ctx.tensor(name)
-        if param.rank != 1:
-            raise ctx.error(f"must be 1-D, got dims {im.fmt(param.dims)}", operand=name)
-        if DYNAMIC not in (width, param.dims[0]) and param.dims[0] != width:
-            raise ctx.error(
-                f"has {param.dims[0]} elements, but the normalized dims {im.fmt(x.dims[begin:])} "
-                f"hold {width}",
-                operand=name,
-            )
+        im.check_vector(
+            ctx, name, width, f"the normalized dims {im.fmt(x.dims[begin:])} hold {width}"
+        )
     stats = x.with_dims(x.dims[:begin]).with_dtype(_accumulator(x))
     return [x, stats, stats]
 

@@ -17,12 +17,13 @@ the reference kernel and the lowering share through `pool_windows`:
   max_pool2d_with_index keeps the first strictly larger value and its position
   h * W + w in the plane (int32); NaN never wins there.
 
-Compiled path: a global avg pool, or an adaptive avg pool to 1 x 1, is a plain
-reduction and decomposes into pd_op.mean over the spatial dims (so it fuses as one,
-e.g. into a squeeze-excite block); a whole-plane max pool does not (Paddle's fold is
-order-dependent on NaN, see `_decompose_pool2d`). max_pool2d_with_index whose positions
-nothing reads becomes a max pool2d (or a max reduction of its whole planes) of its
-input with NaN and -inf raised to -FLT_MAX, which its kernel never lets win. Other windows lower to an "unrolled window": an injective
+Compiled path: a global pool, or an adaptive pool to 1 x 1, is a reduction over each
+plane and decomposes (so it fuses as one, e.g. into a squeeze-excite block): avg into
+pd_op.mean, max into two max reductions that reproduce Paddle's order-dependent fold
+(`_paddle_plane_max`: NaN survives only as the plane's last element). A
+max_pool2d_with_index whose positions nothing reads becomes a max pool2d (or a max
+reduction of its whole planes) of its input with NaN and -inf raised to -FLT_MAX, which
+its kernel never lets win. Other windows lower to an "unrolled window": an injective
 Compute whose element is the max / sum of its kh * kw taps written out (each tap a load
 under a Select on the padding predicate for avg, so an out-of-range tap loads nothing;
 for max, moved onto a valid tap of its window, which Paddle's fold ignores, NaN
@@ -49,7 +50,7 @@ from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import ArrayOf, InferContext, OpDef, attr, attr_value, operand
 from cinn_py.pir.operation import Operation
-from cinn_py.pir.passes.decompose import Emitter, dtype_of, element_count
+from cinn_py.pir.passes.decompose import Emitter, computed_input, dtype_of, element_count
 from cinn_py.pir.traits import OpPatternKind
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type
 from cinn_py.pir.value import Value
@@ -350,7 +351,7 @@ def _accepts_pool(op: Operation) -> bool:
     x = op.operand_value(0)
     if x is None or not isinstance(x.type, DenseTensorType) or not x.type.data_type.is_float:
         return False
-    if op.attr("pooling_type", "max") not in ("max", "avg"):
+    if attr_value(op.op_def, op.attributes, "pooling_type") not in ("max", "avg"):
         return False
     taps = _unrolled_taps(op)
     return taps is not None and 0 < taps <= MAX_UNROLLED_TAPS
@@ -520,14 +521,69 @@ def keepdim_mean(emit: Emitter, x: Value, axes: list[int]) -> Value:
     return emit.mean(x, axes, count)
 
 
-def _decompose_pool2d(emit: Emitter, op: Operation) -> list[Value] | None:
-    """A global avg pool or an adaptive avg pool to 1 x 1: a mean over H and W. Max
-    pools are not decomposed: Paddle's fold `y = y > x ? y : x` from -FLT_MAX depends on
-    the taps' order (a NaN survives only as the last tap; -inf planes give -FLT_MAX),
-    which a max reduction does not reproduce; they take the unrolled window (planes of
-    up to `MAX_UNROLLED_TAPS` elements) or the reference kernel."""
-    if emit.attr("pooling_type") != "avg":
+def _paddle_plane_max(emit: Emitter, op: Operation, last: bool) -> Value | None:
+    """Paddle's max of each whole plane as two max reductions. Its fold `y = y > x ? y
+    : x` from -FLT_MAX depends on the taps' order: a NaN resets it (y becomes NaN, and
+    the next tap replaces y whatever it is), so the result is NaN when the plane's last
+    element is NaN, else the max of the elements after the last NaN, at least -FLT_MAX.
+    Here: `after` = 1 + the position of the last NaN (a max reduction of isnan * (1 +
+    position)), then the max of the elements past it (the rest replaced by -FLT_MAX),
+    raised to -FLT_MAX, and the plane's last element where it is the NaN. Both
+    reductions are over the same rows, so fusion makes them one kernel (the second
+    reads the first back). Needs static plane dims (the positions are a constant)."""
+    operand = computed_input(emit, op)
+    x = op.operand_value(0)
+    if operand is None or x.type.rank != 4:
         return None
+    xc, dtype = operand
+    axes = _spatial_dims(4, last)
+    plane = [x.type.dims[d] for d in axes]
+    if DYNAMIC in plane or 0 in plane:
+        return None
+    count = plane[0] * plane[1]
+    shape = [1, *plane, 1] if last else [1, 1, *plane]
+    positions = emit.op(
+        "pd_op.reshape",
+        emit.op(
+            "pd_op.arange",
+            None,
+            None,
+            None,
+            start=1.0,
+            end=float(count + 1),
+            step=1.0,
+            dtype=DataType.INT32,
+        ),
+        None,
+        shape=shape,
+    )
+    nan_at = emit.op(
+        "pd_op.multiply", emit.cast(emit.op("pd_op.isnan", xc), DataType.INT32), positions
+    )
+    after = emit.op("pd_op.max", nan_at, None, axis=axes, keepdim=True)
+    floor = emit.op("pd_op.full_like", xc, None, value=-FLT_MAX, dtype=dtype)
+    kept = emit.op("pd_op.where", emit.op("pd_op.greater_than", positions, after), xc, floor)
+    best = emit.op("pd_op.max", kept, None, axis=axes, keepdim=True)
+    best = emit.op("pd_op.maximum", best, emit.const(-FLT_MAX, dtype))
+    last_value = emit.op(
+        "pd_op.slice",
+        xc,
+        None,
+        None,
+        axes=axes,
+        starts=[plane[0] - 1, plane[1] - 1],
+        ends=list(plane),
+        infer_flags=[1, 1],
+        decrease_axis=[],
+    )
+    ends_in_nan = emit.op("pd_op.equal", after, emit.const(count, DataType.INT32))
+    out = emit.op("pd_op.where", ends_in_nan, last_value, best)
+    return emit.cast(out, dtype_of(op.result(0)))
+
+
+def _decompose_pool2d(emit: Emitter, op: Operation) -> list[Value] | None:
+    """A global pool or an adaptive pool to 1 x 1: a mean over H and W for avg, Paddle's
+    order-dependent max fold as reductions for max (`_paddle_plane_max`)."""
     ksize = op.attributes.get("kernel_size")
     values = ksize.to_python() if ksize is not None else None
     if values is None:
@@ -536,12 +592,11 @@ def _decompose_pool2d(emit: Emitter, op: Operation) -> list[Value] | None:
     values = None if values is None else [int(v) for v in np.asarray(values).reshape(-1)]
     if not _whole_plane(emit, op, values):
         return None
-    out = _plane_reduction(
-        emit,
-        op.operand_value(0),
-        emit.attr("pooling_type"),
-        _channels_last(emit.attr("data_format")),
-    )
+    last = _channels_last(emit.attr("data_format"))
+    if emit.attr("pooling_type") == "max":
+        out = _paddle_plane_max(emit, op, last)
+        return None if out is None else [out]
+    out = _plane_reduction(emit, op.operand_value(0), "avg", last)
     return None if out is None else [out]
 
 

@@ -41,6 +41,17 @@ def product(dims: Sequence[int]) -> int:
     return n
 
 
+def check_vector(ctx: InferContext, name: str, count: int, whose: str) -> None:
+    """Operand `name` must be 1-D with `count` elements (unless either is unknown): a
+    norm's scale, bias or statistics. `whose` says what fixes the count, for the error:
+    "x [2, 3, 5] (NCHW) has 3 channels"."""
+    param = ctx.tensor(name)
+    if param.rank != 1:
+        raise ctx.error(f"must be 1-D, got dims {fmt(param.dims)}", operand=name)
+    if DYNAMIC not in (count, param.dims[0]) and param.dims[0] != count:
+        raise ctx.error(f"has {param.dims[0]} elements, but {whose}", operand=name)
+
+
 def tensor(ctx: InferContext, dtype: DataType, dims: Sequence[int]) -> DenseTensorType:
     """A fresh dense tensor type; a VerifyError (not a ValueError) for a bad dim or dtype."""
     if dtype is DataType.UNDEFINED:

@@ -1418,7 +1418,9 @@ _POOL_CASES: list[tuple[str, Shape, DataType, Make]] = [
     ("avg-adaptive-3x5", (1, 3, 7, 8), F32, _pool([3, 5], pooling_type="avg", adaptive=True)),
     ("max-adaptive-2x3", (1, 3, 7, 9), F32, _pool([2, 3], adaptive=True)),
     ("avg-adaptive-1x1", (2, 3, 7, 9), F32, _pool([1, 1], pooling_type="avg", adaptive=True)),
-    ("max-global", (2, 3, 7, 9), F32, _pool([3, 3], global_pooling=True)),
+    # whole-plane max pools take the unrolled window (Paddle's order-dependent fold)
+    ("max-global", (2, 3, 5, 7), F32, _pool([3, 3], global_pooling=True)),
+    ("max-adaptive-1x1", (1, 3, 7, 7), F32, _pool([1, 1], adaptive=True)),
     (
         "max-nhwc-same",
         (1, 5, 7, 3),

@@ -298,3 +298,44 @@ def test_max_pool_windows_in_the_padding_only_are_the_fold_start():
     assert (want == -FLT_MAX).any() and (want != -FLT_MAX).any()
     (got,) = cinn_py.compile(program, target="cuda-emu").run({"x": x}).values()
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize(
+    ("shape", "attrs", "dtype"),
+    [
+        ((2, 3, 7, 9), {"global_pooling": True}, F32),
+        ((1, 4, 33, 5), {"adaptive": True}, F32),
+        ((3, 1, 1, 1), {"global_pooling": True}, F32),
+        ((2, 7, 9, 3), {"global_pooling": True, "data_format": "NHWC"}, F32),
+        ((1, 3, 5, 7), {"adaptive": True}, DataType.FLOAT16),
+    ],
+)
+def test_whole_plane_max_pools_are_one_kernel_with_paddles_fold(shape, attrs, dtype):
+    """Any plane size: two max reductions (the last NaN's position, then the max past
+    it) in one generated kernel, exactly Paddle's order-dependent fold: NaN only when
+    the plane ends in NaN, -FLT_MAX for planes of -inf, the max after the last NaN."""
+    program = Program()
+    net = Net(program)
+    x = net.data("x", shape, dtype)
+    net.op("pool2d", x, net.ints([1, 1]), pooling_type="max", **attrs)
+    rng = np.random.default_rng(9)
+    host = rng.standard_normal(shape).astype(np.float32)
+    special = rng.random(shape)
+    host[special < 0.1] = np.nan
+    host[(special >= 0.1) & (special < 0.2)] = -np.inf
+    flat = host.reshape(shape[0], -1) if "data_format" in attrs else None
+    if flat is None:
+        host[0, 0, -1, -1] = np.nan  # a plane that ends in NaN
+        host[-1, -1] = -np.inf  # a plane of -inf
+    feeds = {"x": host.astype(np.float16) if dtype is DataType.FLOAT16 else host}
+    exe = cinn_py.compile(program, target="cuda-emu")
+    assert [group.kind.value for group in exe.groups] == ["fused"]
+    assert len(exe.kernels) == 1
+    (got,) = exe.run(feeds).values()
+    (want,) = run_reference(program, feeds)
+    got = np.asarray(got)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    if flat is None and shape[2] * shape[3] > 1:
+        assert np.isnan(want.reshape(shape[0], shape[1])[0, 0])
