@@ -59,8 +59,12 @@ from cinn_py.reference_ops.context import KernelContext
 FLT_MAX = float(np.finfo(np.float32).max)
 """Paddle's max pooling starts from -FLT_MAX (also for float64)."""
 
-MAX_UNROLLED_TAPS = 49
-"""The largest window (kh * kw taps) the unrolled-window lowering writes out (7 x 7)."""
+MAX_UNROLLED_TAPS = 169
+"""The largest window (kh * kw taps) the unrolled-window lowering writes out: 13 x 13,
+the largest window common models use (YOLO's SPP pools 5, 9 and 13 at stride 1). Each
+output folds its taps in order, as Paddle's kernel does (a max's NaN handling depends
+on the order); a longer chain of nested IR nodes reaches Python's recursion limit in
+the IR visitors (16 x 16 does)."""
 
 # -- geometry --------------------------------------------------------------------------------
 

@@ -1440,6 +1440,14 @@ _POOL_CASES: list[tuple[str, Shape, DataType, Make]] = [
         ),
     ),
     ("max-k3s2p1-f16", (1, 3, 7, 9), F16, _pool([3, 3], strides=[2, 2], paddings=[1, 1])),
+    # YOLO's SPP: 13 x 13 at stride 1, padding 6 (MAX_UNROLLED_TAPS)
+    ("max-k13s1p6", (1, 2, 19, 17), F32, _pool([13, 13], strides=[1, 1], paddings=[6, 6])),
+    (
+        "avg-k9x13-ceil",
+        (1, 3, 17, 15),
+        F32,
+        _pool([9, 13], strides=[2, 3], paddings=[4, 6], pooling_type="avg", ceil_mode=True),
+    ),
     (
         "avg-k3s1p1-bf16",
         (1, 3, 7, 9),

@@ -182,9 +182,9 @@ def test_window_pooling_is_one_generated_kernel_with_its_consumer():
 
 
 def test_large_windows_run_the_library_kernel():
-    """An 8 x 8 window (64 taps) is past the unrolled-window limit: library, still right."""
-    program, _ = _pool_program((1, 2, 9, 9), [8, 8], pooling_type="avg")
-    x = np.random.default_rng(4).standard_normal((1, 2, 9, 9)).astype(np.float32)
+    """A 14 x 13 window (182 taps) is past the unrolled-window limit: library, still right."""
+    program, _ = _pool_program((1, 2, 15, 15), [14, 13], pooling_type="avg")
+    x = np.random.default_rng(4).standard_normal((1, 2, 15, 15)).astype(np.float32)
     (want,) = run_reference(program, {"x": x})
     exe = cinn_py.compile(program, target="cuda-emu")
     (got,) = exe.run({"x": x}).values()
