@@ -33,6 +33,7 @@ from cinn_py.runtime.compiled import CompiledProgram
 from cinn_py.runtime.device import gpu_available, no_gpu_reason
 from cinn_py.runtime.feeds import check_feeds, check_params
 from cinn_py.runtime.instruction import Instruction
+from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.runtime_program import RuntimeProgram
 
 TARGETS = ("cuda", "cuda-emu", "reference")
@@ -128,6 +129,14 @@ class Executable:
         """The kernel launches, in execution order ([] on `reference`)."""
         runtime = self.runtime_program
         return [] if runtime is None else runtime.kernels
+
+    @property
+    def memory(self) -> MemoryPlan | None:
+        """The memory plan of the compiled program (the latest one): `arena_bytes`,
+        `naive_bytes`, and each intermediate's `offsets` and live `ranges`; None on
+        `reference`."""
+        runtime = self.runtime_program
+        return None if runtime is None else runtime.memory
 
     @property
     def timings(self) -> dict[str, float]:

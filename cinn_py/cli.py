@@ -153,7 +153,10 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
     run.add_argument(
-        "-v", "--verbose", action="store_true", help="print the seconds of each compile stage"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the seconds of each compile stage and the memory plan's arena and naive bytes",
     )
     run.set_defaults(handler=_cmd_run)
 
@@ -229,6 +232,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.verbose and exe.timings:
         stages = ", ".join(f"{stage} {seconds:.3f}s" for stage, seconds in exe.timings.items())
         print(f"cinn-py: {exe.target}: {len(exe.kernels)} kernel(s); {stages}", file=sys.stderr)
+    if args.verbose and exe.memory is not None:
+        print(f"cinn-py: memory: {exe.memory.summary()}", file=sys.stderr)
     dtypes = {}
     for name, line, dtype in _output_lines(exe, outputs):
         print(f"{name}: {line}")

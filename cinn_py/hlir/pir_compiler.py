@@ -59,7 +59,8 @@ from cinn_py.reference import kernel_for
 from cinn_py.runtime.device import gpu_facts
 from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.instruction import Instruction, Workspace
-from cinn_py.runtime.library import LibraryInstruction
+from cinn_py.runtime.library import LibraryInstruction, storage_names
+from cinn_py.runtime.memory_plan import MemoryPlan, plan_memory
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 from cinn_py.runtime.scope import Scope, check_target
 from cinn_py.runtime.storage import StoragePlan, plan_storage
@@ -217,7 +218,8 @@ class PIRCompiler:
                 steps.append(_kernel_step(group, info, module, plan, stages.names))
             else:
                 steps.extend(_library_steps(group, plan))
-        scope = self._bind_scope(plan, stages.program)
+        memory = self._plan_memory(steps, plan, stages.program)
+        scope = self._bind_scope(plan, stages.program, memory)
         self.timings["total"] = time.perf_counter() - start
         self._dump.write("timings.txt", format_timings(self.timings))
         return RuntimeProgram(
@@ -228,6 +230,7 @@ class PIRCompiler:
             "" if stages.source is None else stages.source.source,
             plan,
             dict(self.timings),
+            memory,
         )
 
     def target_info(self) -> TargetInfo:
@@ -286,13 +289,34 @@ class PIRCompiler:
                 return CompileError(f"{name} ({ops}): {message}", log=own.log, source=own.source)
         return error
 
-    def _bind_scope(self, plan: StoragePlan, program: Program) -> Scope:
-        """The scope with exactly the planned variables; parameters not yet filled are
-        filled from the program's own arrays."""
+    def _plan_memory(
+        self, steps: Sequence[Step], plan: StoragePlan, program: Program
+    ) -> MemoryPlan:
+        """The arena offsets of the values the steps write (`runtime.memory_plan`):
+        feeds and parameters stay outside, program outputs live to the end."""
+        outside = [v for names in [*plan.feeds.values(), *plan.parameters.values()] for v in names]
+        outputs = [
+            name
+            for value in program.outputs()
+            if (storage := plan.get(value)) is not None
+            for name in storage_names(storage)
+        ]
+        return plan_memory(
+            [(step.reads(), step.writes()) for step in steps],
+            plan.variables,
+            outside,
+            outputs,
+            self.target_info().memory_alignment,
+        )
+
+    def _bind_scope(self, plan: StoragePlan, program: Program, memory: MemoryPlan) -> Scope:
+        """The scope with exactly the planned variables, the arena's as views of one
+        allocation; parameters not yet filled are filled from the program's own arrays."""
         scope = self.scope if self.scope is not None else Scope(self.target)
         for name, type_ in plan.variables.items():
             scope.var(name, type_)
         scope.keep_only(plan.variables)
+        scope.bind_arena(memory)
         for parameter, variables in plan.parameters.items():
             array = program.parameters.get(parameter)
             for name in variables:

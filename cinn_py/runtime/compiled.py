@@ -6,8 +6,9 @@ and compiled on its first run, then reused), a single one otherwise (compiled at
 Where a result's shape depends on the values of small feeds (an arange whose bounds are
 fed), `specialize_shapes` says which (`DataDependentShape`) and their values join the
 signature: such a program is compiled once per distinct value of those feeds.
-Fetching a value that lives only inside a fused kernel compiles the program once more
-with that value pinned as an output, so every value can be fetched, as on `reference`.
+Fetching a value that lives only inside a fused kernel, or one whose arena bytes a later
+value reuses (`runtime.memory_plan`), compiles the program once more with that value
+pinned as an output, so every value can be fetched, as on `reference`.
 
 A run checks and converts the feeds and parameters (`runtime.feeds`), copies them into
 their variables (parameters only when they changed source), executes and copies the
@@ -32,7 +33,7 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import describe
 from cinn_py.runtime.feeds import check_array, check_feeds, check_params, to_array
-from cinn_py.runtime.library import Storage
+from cinn_py.runtime.library import Storage, storage_names
 from cinn_py.runtime.runtime_program import RuntimeProgram
 from cinn_py.runtime.scope import Scope, check_target
 
@@ -52,6 +53,15 @@ class _Compiled:
     storage: dict[int, Storage]
     user_params: set[str] = field(default_factory=set)
     """Parameters whose variables hold a caller's array, not the program's."""
+
+    def holds(self, number: int) -> bool:
+        """Whether value `%number` is in its variables after a run: it has storage and
+        no later value of the memory plan took its bytes."""
+        storage = self.storage.get(number)
+        if storage is None:
+            return False
+        memory = self.runtime.memory
+        return memory is None or not any(memory.overwritten(n) for n in storage_names(storage))
 
 
 class CompiledProgram:
@@ -114,7 +124,7 @@ class CompiledProgram:
         """The compile for `signature` that holds every value in `values`: the plain one,
         or one with the missing values pinned as extra outputs."""
         compiled = self._get(signature, ())
-        missing = tuple(sorted({n for n in map(self._number, values) if n not in compiled.storage}))
+        missing = tuple(sorted({n for n in map(self._number, values) if not compiled.holds(n)}))
         return compiled if not missing else self._get(signature, missing)
 
     def _get(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:

@@ -110,6 +110,14 @@ class Instruction:
             array = self._arrays[key] = workspace.allocate(target)
         return array
 
+    def reads(self) -> list[str]:
+        """The variables the kernel reads (its inputs)."""
+        own = {w.name for w in self.workspace}
+        return [n for n in self.args if n not in own and n not in self.outputs]
+
+    def writes(self) -> list[str]:
+        return list(self.outputs)
+
     def __str__(self) -> str:
         return (
             f"{self.name}<<<{self.grid}, {self.block}, {self.shared_mem}>>>({', '.join(self.args)})"

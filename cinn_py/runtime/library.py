@@ -45,8 +45,21 @@ class LibraryInstruction:
             if storage is not None:
                 write_storage(scope, storage, value)
 
+    def reads(self) -> list[str]:
+        return [n for s in self.operands if s is not None for n in storage_names(s)]
+
+    def writes(self) -> list[str]:
+        return [n for s in self.results if s is not None for n in storage_names(s)]
+
     def __str__(self) -> str:
         return f"library {self.op.name} ({self.group})"
+
+
+def storage_names(storage: Storage) -> list[str]:
+    """The variable names of a value's storage, flattened."""
+    if isinstance(storage, list):
+        return [n for item in storage for n in storage_names(item)]
+    return [storage]
 
 
 def read_storage(scope: Scope, storage: Storage) -> RuntimeValue:

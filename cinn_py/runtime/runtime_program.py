@@ -6,7 +6,8 @@
 
 Besides the instructions it keeps what the compile made, for inspection and for the API:
 the groups, the CUDA C of the fused groups, the storage plan (which variable a feed,
-parameter or value is in) and the seconds each compile stage took.
+parameter or value is in), the memory plan (where in the arena each intermediate
+lives) and the seconds each compile stage took.
 
 `profile_steps()` runs once and times each instruction (`cinn-py run --profile`): a
 kernel on `cuda` by CUDA events recorded around its launch on CuPy's current stream (GPU
@@ -26,6 +27,7 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.library import LibraryInstruction, Storage
+from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.scope import Scope
 from cinn_py.runtime.storage import StoragePlan
 
@@ -56,6 +58,8 @@ class RuntimeProgram:
     storage: StoragePlan | None = field(default=None, repr=False)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per compile stage (passes, grouping, lowering, scheduling, codegen, compile)."""
+    memory: MemoryPlan | None = field(default=None, repr=False)
+    """The arena offset of each intermediate (`runtime.memory_plan`)."""
 
     def execute(self, scope: Scope | None = None) -> None:
         """Run every instruction in order. On cuda the launches are asynchronous: reading

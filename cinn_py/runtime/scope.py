@@ -31,6 +31,7 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.reference_ops.context import boundary_dtype
 from cinn_py.runtime.feeds import check_array, to_array
+from cinn_py.runtime.memory_plan import MemoryPlan
 
 RUNTIME_TARGETS = ("cuda", "cuda-emu")
 """The targets a Scope and a RuntimeProgram run on (`reference` needs neither)."""
@@ -46,15 +47,17 @@ def check_target(target: str) -> str:
     return target
 
 
-def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
-    """An uninitialised C-contiguous NumPy array whose data starts on a HOST_ALIGNMENT
+def aligned_empty(
+    shape: tuple[int, ...], dtype: np.dtype | type, alignment: int = HOST_ALIGNMENT
+) -> np.ndarray:
+    """An uninitialised C-contiguous NumPy array whose data starts on an `alignment`
     boundary (also when it is empty or 0-D)."""
     dtype = np.dtype(dtype)
     size = math.prod(shape)
     # At least one element: NumPy moves the data pointer of a zero-byte slice.
     nbytes = max(size, 1) * dtype.itemsize
-    raw = np.empty(nbytes + HOST_ALIGNMENT, np.uint8)
-    offset = -raw.ctypes.data % HOST_ALIGNMENT
+    raw = np.empty(nbytes + alignment, np.uint8)
+    offset = -raw.ctypes.data % alignment
     return raw[offset : offset + nbytes].view(dtype)[:size].reshape(shape)
 
 
@@ -99,6 +102,12 @@ class Variable:
             allocate = device_empty if self.target == "cuda" else aligned_empty
             self._array = allocate(self.shape, self.dtype)
         return self._array
+
+    def bind(self, array: Any) -> None:
+        """Hold `array` (a view of the program's arena) instead of an allocation of its own."""
+        if tuple(array.shape) != self.shape or np.dtype(array.dtype) != self.dtype:
+            raise CinnError(f"variable '{self.name}' cannot hold a {array.dtype} {array.shape}")
+        self._array = array
 
     def set(self, value: Any) -> None:
         """Copy `value` into the variable's own buffer (so its alignment stays). `value` must
@@ -148,6 +157,8 @@ class Scope:
     def __init__(self, target: str) -> None:
         self.target = check_target(target)
         self._vars: dict[str, Variable] = {}
+        self.arena: Any = None
+        """The memory plan's arena, once `bind_arena` made it."""
 
     def var(self, name: str, type_: DenseTensorType) -> Variable:
         """The variable `name` of type `type_`: the existing one if its type matches,
@@ -183,6 +194,24 @@ class Scope:
 
     def var_names(self) -> list[str]:
         return list(self._vars)
+
+    def bind_arena(self, plan: MemoryPlan) -> None:
+        """Allocate one arena of `plan.arena_bytes` in the target's memory (a CuPy array
+        on cuda, a NumPy byte buffer on cuda-emu, its start on `plan.alignment`) and make
+        each planned variable a view of it at its offset."""
+        size = max(plan.arena_bytes, 1)
+        if self.target == "cuda":
+            import cupy
+
+            arena = cupy.empty(size, dtype=np.uint8)  # CuPy allocations are 256-byte aligned
+        else:
+            arena = aligned_empty((size,), np.uint8, plan.alignment)
+        for name, offset in plan.offsets.items():
+            variable = self[name]
+            nbytes = plan.ranges[name].nbytes
+            view = arena[offset : offset + nbytes].view(variable.dtype)
+            variable.bind(view.reshape(variable.shape))
+        self.arena = arena
 
     def keep_only(self, names: Iterable[str]) -> None:
         """Drop every variable not in `names` (and its array)."""

@@ -26,9 +26,18 @@ class TargetInfo:
     max_threads_per_block: int = 1024
     max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     warp_size: int = 32
+    memory_alignment: int = 256
+    """Bytes every buffer of the memory plan starts on: what cudaMalloc gives, a
+    multiple of every dtype's size and of a 128-bit vector access."""
 
     def __post_init__(self) -> None:
-        for name in ("sm_count", "max_blocks_per_sm", "max_threads_per_block", "warp_size"):
+        for name in (
+            "sm_count",
+            "max_blocks_per_sm",
+            "max_threads_per_block",
+            "warp_size",
+            "memory_alignment",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"TargetInfo.{name}: expected a positive int, got {value!r}")
