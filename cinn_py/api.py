@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cinn_py.driver.compiled import CompiledProgram
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import Group
 from cinn_py.pir.model_loader import load_model
@@ -29,14 +30,12 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import ReferenceExecutor
-from cinn_py.runtime.compiled import CompiledProgram
-from cinn_py.runtime.device import gpu_available, no_gpu_reason
 from cinn_py.runtime.feeds import check_feeds, check_params
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.runtime_program import RuntimeProgram
-
-TARGETS = ("cuda", "cuda-emu", "reference")
+from cinn_py.targets import default_target as _default_target
+from cinn_py.targets import get_target
 
 
 def load(path: str | os.PathLike[str] | Program) -> Program:
@@ -70,7 +69,7 @@ def _is_saved_model(path: str) -> bool:
 def default_target() -> str:
     """The target `compile` uses when none is named: `cuda` where a GPU (and CuPy) is
     usable, else `cuda-emu`."""
-    return "cuda" if gpu_available() else "cuda-emu"
+    return _default_target().name
 
 
 @dataclass
@@ -163,19 +162,16 @@ def compile(program: Program, target: str | None = None) -> Executable:
     """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
     `default_target()`). A program with static shapes is compiled here; one with -1 dims
     on its first run with each new set of feed shapes."""
-    target = target or default_target()
-    if target not in TARGETS:
-        raise CinnError(f"unknown target '{target}'; targets: {', '.join(TARGETS)}")
-    if target == "cuda" and not gpu_available():
-        raise CinnError(f"target 'cuda' needs a CUDA GPU and CuPy: {no_gpu_reason()}; use cuda-emu")
+    chosen = get_target(target or default_target())
+    chosen.check_available()
     verify_program(program)
     outputs = program.outputs()
     names = output_names(program, outputs)
-    if target == "reference":
-        runner: ReferenceExecutor | CompiledProgram = ReferenceExecutor(program)
+    if chosen.compiles:
+        runner: ReferenceExecutor | CompiledProgram = CompiledProgram(program, chosen)
     else:
-        runner = CompiledProgram(program, target)
-    return Executable(program, target, names, outputs, runner)
+        runner = ReferenceExecutor(program)
+    return Executable(program, chosen.name, names, outputs, runner)
 
 
 def output_names(program: Program, outputs: Sequence[Value]) -> list[str]:

@@ -61,19 +61,18 @@ from cinn_py.cli_report import (
     status_line,
     where_line,
 )
+from cinn_py.driver.pir_compiler import PIRCompiler, Stages, group_source
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
-from cinn_py.hlir.pir_compiler import PIRCompiler, Stages, group_source
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
 from cinn_py.pir.printer import ValueNames, print_program, value_names
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.runtime.device import gpu_facts, no_gpu_reason
 from cinn_py.runtime.feeds import feed_types, parameter_types
 from cinn_py.runtime.runtime_program import RuntimeProgram
-from cinn_py.runtime.scope import RUNTIME_TARGETS
+from cinn_py.targets import COMPILED_TARGETS, REFERENCE, TARGETS, default_target
 from cinn_py.tolerances import compare
 
 DYNAMIC_DIM_SIZE = 4
@@ -136,7 +135,7 @@ def _make_parser() -> argparse.ArgumentParser:
     run.add_argument("--fetch", nargs="+", metavar="ID", help="values to fetch: %%ID or outN")
     run.add_argument(
         "--target",
-        choices=api.TARGETS,
+        choices=TARGETS,
         default=None,
         help="where to run (default: cuda where there is a GPU, else cuda-emu)",
     )
@@ -211,7 +210,7 @@ def _add_compile_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--target",
-        choices=RUNTIME_TARGETS,
+        choices=COMPILED_TARGETS,
         default=None,
         help="whose schedule to use (default: the default target where it compiles)",
     )
@@ -244,7 +243,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _profile(exe.runtime_program, exe.target)
     status = 0
     if args.check:
-        expected = api.compile(program, "reference").run(feeds, params, args.fetch)
+        expected = api.compile(program, REFERENCE.name).run(feeds, params, args.fetch)
         status = _report_check(outputs, expected, exe.target, dtypes)
     print(status_line(summary), file=sys.stderr)
     return status
@@ -295,10 +294,8 @@ def _target(given: str | None) -> tuple[str, str]:
     """The target `run` uses and why: named by `--target`, or what the GPU probe found."""
     if given is not None:
         return given, "--target"
-    facts = gpu_facts()
-    if facts is not None:
-        return "cuda", f"GPU found: {facts.arch}, {facts.sm_count} SMs"
-    return "cuda-emu", f"no GPU: {no_gpu_reason()}"
+    target = default_target()
+    return target.name, target.why_default()
 
 
 def _runtime(exe: api.Executable) -> RuntimeProgram | None:
@@ -401,7 +398,8 @@ def _launch_of(func: Any) -> str:
 
 def _cmd_dump_cuda(args: argparse.Namespace) -> int:
     program = api.load(args.program)
-    stages = _compiler(program, args).stages(until="codegen")
+    compiler = _compiler(program, args)
+    stages = compiler.stages(until="codegen")
     renamed = _renumbered(program, stages)
     if args.out_dir is None:
         if stages.source is not None:
@@ -410,7 +408,7 @@ def _cmd_dump_cuda(args: argparse.Namespace) -> int:
         os.makedirs(args.out_dir, exist_ok=True)
         for kernel in stages.fused:
             path = os.path.join(args.out_dir, f"{kernel.group.name}.cu")
-            own = group_source(kernel)
+            own = group_source(kernel, compiler.target)
             (info,) = own.kernels
             heading = group_heading(
                 kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)

@@ -25,10 +25,8 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.runtime_program import StepTime
+from cinn_py.targets import get_target
 from cinn_py.tolerances import Comparison
-
-EMULATED = "emulated: CPU time, not GPU time"
-
 
 # ---- outputs ---------------------------------------------------------------------------
 
@@ -129,7 +127,7 @@ def status_line(summary: RunSummary) -> str:
     """`cinn-py: ran on cuda-emu (no GPU: ...): 1 group (1 fused), 1 kernel; compile
     0.421 s, run 3.1 ms; kernel cache: 1 hit, 0 misses`."""
     head = f"cinn-py: ran on {summary.target} ({summary.why})"
-    if summary.target == "reference":
+    if not get_target(summary.target).compiles:
         work = "NumPy, op by op: no groups, no kernels"
     else:
         work = f"{_groups_count(summary.groups)}, {_plural(summary.kernels, 'kernel')}"
@@ -167,7 +165,7 @@ def duration(seconds: float) -> str:
 def profile_table(times: Sequence[StepTime], target: str) -> str:
     """One line per instruction in execution order (kernels with their launch), and the
     total; the heading says which clock measured the kernels."""
-    clock = "GPU time from CUDA events" if target == "cuda" else EMULATED
+    clock = get_target(target).kernel_clock
     lines = [f"profile ({target}; kernels: {clock}):"]
     rows = []
     for timed in times:
@@ -176,7 +174,7 @@ def profile_table(times: Sequence[StepTime], target: str) -> str:
             what = f"{step.group}  {step.name}  {launch_dims(step.grid, step.block)}"
             what += f"  dynamic shared {step.shared_mem} B"
         else:
-            host = "host, with copies" if target == "cuda" else "host"
+            host = get_target(target).library_where
             what = f"{step.group}  library {step.op.name} (reference kernel, {host})"
         rows.append((what, duration(timed.seconds)))
     rows.append(("total", duration(sum(t.seconds for t in times))))

@@ -15,10 +15,10 @@ from cinn_py import cli
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import runtime_header
 from cinn_py.cli import main
-from cinn_py.hlir.pir_compiler import PIRCompiler
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.parser import parse_file
-from cinn_py.runtime.device import gpu_available, no_gpu_reason
+from cinn_py.targets.device import gpu_available, no_gpu_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")

@@ -63,7 +63,7 @@ import numpy as np
 import cinn_py
 from cinn_py.hlir.group import GroupKind
 from cinn_py.pir.parser import parse_program
-from cinn_py.runtime.device import gpu_available
+from cinn_py.targets.device import gpu_available
 from cinn_py.tolerances import tolerance
 
 EPSILON = 1e-5
@@ -822,7 +822,7 @@ def smoke_case(case: Case, target: str = "cuda-emu", nvrtc: bool = True) -> Smok
 def gpu_codegen(case: Case, arch: str = SMOKE_ARCH) -> str:
     """Compile `case`'s full-size program for the GPU as far as a CUBIN (no GPU needed)."""
     from cinn_py.backends import nvrtc
-    from cinn_py.hlir.pir_compiler import PIRCompiler
+    from cinn_py.driver.pir_compiler import PIRCompiler
 
     start = time.perf_counter()
     compiler = PIRCompiler(parse_program(case.program_text), "cuda", arch=arch)

@@ -181,7 +181,7 @@ def torch_info():
     return text
 
 def cinn_target():
-    from cinn_py.runtime.device import gpu_available, no_gpu_reason
+    from cinn_py.targets.device import gpu_available, no_gpu_reason
     return "cuda target available" if gpu_available() else f"no cuda target: {no_gpu_reason()}"
 
 line("NVRTC", nvrtc)

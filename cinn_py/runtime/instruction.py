@@ -7,8 +7,8 @@ stream) on cuda. Both take the same arguments.
 
 A kernel may also take workspace parameters (`ArgIO.WORKSPACE`: a grid reduction's
 partials and counters), global memory that is no program value. The instruction owns
-them: allocated zero-filled on its first run in each target's memory (NumPy on
-cuda-emu, CuPy on cuda), then reused by every later run. The kernel leaves them as it
+them: allocated zero-filled on its first run in each target's memory (`Target.zeros`:
+NumPy on cuda-emu, CuPy on cuda), then reused by every later run. The kernel leaves them as it
 found them (its last block resets each counter), so no run clears them. One
 instruction's runs must not overlap (two streams running the same program at once
 would share the counters); runs on one stream are ordered.
@@ -24,7 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from cinn_py.errors import CinnError
-from cinn_py.runtime.scope import RUNTIME_TARGETS, Scope, aligned_empty
+from cinn_py.runtime.scope import Scope
+from cinn_py.targets import COMPILED_TARGETS, Target, get_target
 
 
 class KernelModule(Protocol):
@@ -49,20 +50,15 @@ class Workspace:
     dtype: np.dtype
     shape: tuple[int, ...]
 
-    def allocate(self, target: str) -> Any:
+    def allocate(self, target: str | Target) -> Any:
         """A zero-filled array of this workspace in `target`'s memory."""
-        if target not in RUNTIME_TARGETS:
+        target = get_target(target)
+        if not target.compiles:
             raise CinnError(
                 f"workspace {self.name}: target '{target}' runs no kernels and has no "
-                f"workspace memory (targets with kernels: {', '.join(RUNTIME_TARGETS)})"
+                f"workspace memory (targets with kernels: {', '.join(COMPILED_TARGETS)})"
             )
-        if target == "cuda":
-            import cupy
-
-            return cupy.zeros(self.shape, dtype=self.dtype)
-        array = aligned_empty(self.shape, self.dtype)
-        array.fill(0)
-        return array
+        return target.zeros(self.shape, self.dtype)
 
 
 @dataclass
@@ -102,9 +98,9 @@ class Instruction:
         own = {w.name: w for w in self.workspace}
         return tuple(own.get(name) for name in self.args)
 
-    def workspace_array(self, workspace: Workspace, target: str) -> Any:
+    def workspace_array(self, workspace: Workspace, target: str | Target) -> Any:
         """The instruction's array of `workspace` on `target`, allocated on first use."""
-        key = (workspace.name, target)
+        key = (workspace.name, str(target))
         array = self._arrays.get(key)
         if array is None:
             array = self._arrays[key] = workspace.allocate(target)

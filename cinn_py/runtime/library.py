@@ -2,8 +2,9 @@
 kernel over Scope variables.
 
 A LIBRARY group (a reduction, a matmul, anything op lowering cannot lower yet) still has
-to run inside a compiled program, between the kernels around it. It runs here with the
-reference executor's kernel for the op (`cinn_py.reference.run_op`), on NumPy: on `cuda`
+to run inside a compiled program, between the kernels around it. It runs here as the
+target's library-call table says (`Target.run_library_op`; today the reference
+executor's kernel for the op, `cinn_py.reference.run_op`, on NumPy on every target): on `cuda`
 its operands are copied from the device and its results back (synchronising on CuPy's
 stream), which is slow but correct. Reductions and matmul become generated kernels in a
 later issue; until then this is the whole cost of their presence in a program.
@@ -21,7 +22,6 @@ import numpy as np
 
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32
 from cinn_py.pir.operation import Operation
-from cinn_py.reference import run_op
 from cinn_py.reference_ops.context import RuntimeValue, to_boundary
 from cinn_py.runtime.scope import Scope
 
@@ -41,7 +41,8 @@ class LibraryInstruction:
 
     def run(self, scope: Scope) -> None:
         values = [None if s is None else read_storage(scope, s) for s in self.operands]
-        for storage, value in zip(self.results, run_op(self.op, values), strict=True):
+        results = scope.target.run_library_op(self.op, values)
+        for storage, value in zip(self.results, results, strict=True):
             if storage is not None:
                 write_storage(scope, storage, value)
 

@@ -10,28 +10,38 @@ parameter or value is in), the memory plan (where in the arena each intermediate
 lives) and the seconds each compile stage took.
 
 `profile_steps()` runs once and times each instruction (`cinn-py run --profile`): a
-kernel on `cuda` by CUDA events recorded around its launch on CuPy's current stream (GPU
-time, the launches still queued back to back); everything else by the host's clock, so a
-kernel on `cuda-emu` is its emulation's CPU time, not a GPU's.
+kernel by the target's event clock where it has one (`Target.events`: on `cuda`, CUDA
+events recorded around its launch on CuPy's current stream: GPU time, the launches still
+queued back to back); everything else by the host's clock, so a kernel on `cuda-emu` is
+its emulation's CPU time, not a GPU's.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from cinn_py.errors import CinnError
-from cinn_py.hlir.group import Group
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.library import LibraryInstruction, Storage
 from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.scope import Scope
-from cinn_py.runtime.storage import StoragePlan
+from cinn_py.targets import KernelEvents, get_target
 
 Step = Instruction | LibraryInstruction
+
+
+class StorageLookup(Protocol):
+    """Where each value lives (the driver's `StoragePlan`): the variables a feed or
+    parameter name fills, and each value's storage."""
+
+    feeds: dict[str, list[str]]
+    parameters: dict[str, list[str]]
+
+    def get(self, value: Value) -> Storage | None: ...
 
 
 @dataclass(frozen=True)
@@ -52,10 +62,11 @@ class RuntimeProgram:
     """The scope `execute()` runs over when given none (the one it was built with)."""
     program: Program | None = field(default=None, repr=False)
     """The program as compiled (after passes): the ops the groups hold."""
-    groups: list[Group] = field(default_factory=list, repr=False)
+    groups: list[Any] = field(default_factory=list, repr=False)
+    """The compile's groups (`hlir.group.Group`s), for inspection."""
     cuda_source: str = field(default="", repr=False)
     """The generated CUDA C: every fused group's kernel in one translation unit."""
-    storage: StoragePlan | None = field(default=None, repr=False)
+    storage: StorageLookup | None = field(default=None, repr=False)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per compile stage (passes, grouping, lowering, scheduling, codegen, compile)."""
     memory: MemoryPlan | None = field(default=None, repr=False)
@@ -79,8 +90,9 @@ class RuntimeProgram:
         scope = scope if scope is not None else self.scope
         if scope is None:
             raise CinnError("RuntimeProgram.profile needs a scope (it was built without one)")
-        if scope.target == "cuda":
-            return _gpu_times(self.instructions, scope)
+        events = get_target(scope.target).events()
+        if events is not None:
+            return _event_times(self.instructions, scope, events)
         times = []
         for step in self.instructions:
             start = time.perf_counter()
@@ -98,32 +110,26 @@ class RuntimeProgram:
         return None if self.storage is None else self.storage.get(value)
 
 
-def _gpu_times(steps: list[Step], scope: Scope) -> list[StepTime]:
-    """Kernels timed by a pair of CUDA events each on CuPy's current stream (the stream
-    their launches go on), read once the stream has drained; library ops by the host's
-    clock between two synchronisations."""
-    import cupy
-
-    stream = cupy.cuda.get_current_stream()
-    stream.synchronize()
+def _event_times(steps: list[Step], scope: Scope, events: KernelEvents) -> list[StepTime]:
+    """Kernels timed by a pair of the device's events each on the stream their launches
+    go on, read once the stream has drained; library ops by the host's clock between two
+    synchronisations."""
+    events.synchronize()
     timed: list[tuple[Step, Any, Any] | StepTime] = []
     for step in steps:
         if isinstance(step, Instruction):
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record(stream)
+            start = events.record()
             step.run(scope)
-            end.record(stream)
+            end = events.record()
             timed.append((step, start, end))
         else:
-            stream.synchronize()  # the kernels before it are not its time
+            events.synchronize()  # the kernels before it are not its time
             begin = time.perf_counter()
             step.run(scope)
-            stream.synchronize()
+            events.synchronize()
             timed.append(StepTime(step, time.perf_counter() - begin, "cpu"))
-    stream.synchronize()
+    events.synchronize()
     return [
-        item
-        if isinstance(item, StepTime)
-        else StepTime(item[0], cupy.cuda.get_elapsed_time(item[1], item[2]) / 1e3, "gpu")
+        item if isinstance(item, StepTime) else StepTime(item[0], events.seconds(*item[1:]), "gpu")
         for item in timed
     ]

@@ -6,11 +6,12 @@ only inside a fused kernel get no variable. On `cuda-emu` the arrays are NumPy a
 `cuda` CuPy arrays; bfloat16 is held as its uint16 bit patterns, bool as one byte.
 
 Generated kernels load and store with 128-bit vector accesses, so every array is
-C-contiguous and aligned: NumPy only promises the element size, so host arrays are cut
-from a padded byte buffer at a 64-byte boundary; CuPy's allocations are 256-byte aligned.
-Arrays are allocated on first use, so declaring a variable costs nothing.
+C-contiguous and aligned: the target's array library (`Target.empty`, `Target.arena`)
+gives such arrays (host arrays cut at a 64-byte boundary, `targets.memory`; CuPy's
+allocations are 256-byte aligned). Arrays are allocated on first use, so declaring a
+variable costs nothing.
 
-    scope = BuildScope("cuda-emu", program)     # a variable for every tensor value
+    scope = BuildScope("cuda-emu", program)     # cinn_py.driver: a variable per tensor value
     scope["var_0"].set(x)                       # copy into the variable's own buffer
     runtime_program.execute(scope)
     y = scope["var_3"].to_numpy()
@@ -18,60 +19,23 @@ Arrays are allocated on first use, so declaring a variable costs nothing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from cinn_py.errors import CinnError, FeedError, ShapeError
-from cinn_py.hlir.naming import NameTable
 from cinn_py.pir.printer import print_type
-from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.reference_ops.context import boundary_dtype
-from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.memory_plan import MemoryPlan
-
-RUNTIME_TARGETS = ("cuda", "cuda-emu")
-"""The targets a Scope and a RuntimeProgram run on (`reference` needs neither)."""
-
-HOST_ALIGNMENT = 64
-"""Bytes every host array is aligned to: a cache line, and a multiple of the 16 that a
-128-bit vector load needs."""
-
-
-def check_target(target: str) -> str:
-    if target not in RUNTIME_TARGETS:
-        raise CinnError(f"unknown runtime target '{target}'; targets: {', '.join(RUNTIME_TARGETS)}")
-    return target
-
-
-def aligned_empty(
-    shape: tuple[int, ...], dtype: np.dtype | type, alignment: int = HOST_ALIGNMENT
-) -> np.ndarray:
-    """An uninitialised C-contiguous NumPy array whose data starts on an `alignment`
-    boundary (also when it is empty or 0-D)."""
-    dtype = np.dtype(dtype)
-    size = math.prod(shape)
-    # At least one element: NumPy moves the data pointer of a zero-byte slice.
-    nbytes = max(size, 1) * dtype.itemsize
-    raw = np.empty(nbytes + alignment, np.uint8)
-    offset = -raw.ctypes.data % alignment
-    return raw[offset : offset + nbytes].view(dtype)[:size].reshape(shape)
-
-
-def device_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
-    """An uninitialised CuPy array on the current device."""
-    import cupy
-
-    return cupy.empty(shape, dtype=dtype)
+from cinn_py.targets import Target, compiled_target
 
 
 class Variable:
     """One named tensor: its static type and its array in the target's memory."""
 
-    def __init__(self, name: str, type_: DenseTensorType, target: str) -> None:
+    def __init__(self, name: str, type_: DenseTensorType, target: str | Target) -> None:
         if not type_.is_static:
             raise ShapeError(
                 f"variable '{name}' has the dynamic type {print_type(type_)}: the runtime "
@@ -79,7 +43,7 @@ class Variable:
             )
         self.name = name
         self.type = type_
-        self.target = check_target(target)
+        self.target = compiled_target(target)
         self._array: Any = None
 
     @property
@@ -99,8 +63,7 @@ class Variable:
     def array(self) -> Any:
         """The variable's array (NumPy on cuda-emu, CuPy on cuda), allocated on first use."""
         if self._array is None:
-            allocate = device_empty if self.target == "cuda" else aligned_empty
-            self._array = allocate(self.shape, self.dtype)
+            self._array = self.target.empty(self.shape, self.dtype)
         return self._array
 
     def bind(self, array: Any) -> None:
@@ -154,8 +117,8 @@ class Variable:
 class Scope:
     """Variables by name, all on one target."""
 
-    def __init__(self, target: str) -> None:
-        self.target = check_target(target)
+    def __init__(self, target: str | Target) -> None:
+        self.target = compiled_target(target)
         self._vars: dict[str, Variable] = {}
         self.arena: Any = None
         """The memory plan's arena, once `bind_arena` made it."""
@@ -196,16 +159,10 @@ class Scope:
         return list(self._vars)
 
     def bind_arena(self, plan: MemoryPlan) -> None:
-        """Allocate one arena of `plan.arena_bytes` in the target's memory (a CuPy array
-        on cuda, a NumPy byte buffer on cuda-emu, its start on `plan.alignment`) and make
-        each planned variable a view of it at its offset."""
-        size = max(plan.arena_bytes, 1)
-        if self.target == "cuda":
-            import cupy
-
-            arena = cupy.empty(size, dtype=np.uint8)  # CuPy allocations are 256-byte aligned
-        else:
-            arena = aligned_empty((size,), np.uint8, plan.alignment)
+        """Allocate one arena of `plan.arena_bytes` in the target's memory (`Target.arena`:
+        a CuPy array on cuda, a NumPy byte buffer on cuda-emu, its start on
+        `plan.alignment`) and make each planned variable a view of it at its offset."""
+        arena = self.target.arena(max(plan.arena_bytes, 1), plan.alignment)
         for name, offset in plan.offsets.items():
             variable = self[name]
             nbytes = plan.ranges[name].nbytes
@@ -221,22 +178,3 @@ class Scope:
 
     def __repr__(self) -> str:
         return f"Scope({self.target}, {len(self)} variables)"
-
-
-def BuildScope(target: str, program: Program) -> Scope:  # noqa: N802 - the seed's name
-    """A Scope with a variable for every tensor value of `program` (`var_<N>`), its
-    parameters filled in from `program.parameters`. The shapes must be static. Compiling
-    (`PIRCompiler.build`) then drops the variables of values that live only inside a
-    kernel and adds those of Tensor[] elements a library op writes."""
-    scope = Scope(target)
-    names = NameTable(program)
-    for op in program.block:
-        for result in op.results:
-            if isinstance(result.type, DenseTensorType):
-                scope.var(names.buffer(result), result.type)
-    for op in program.parameter_ops():
-        name = str(op.attr("parameter_name"))
-        array, type_ = program.parameters.get(name), op.result(0).type
-        if array is not None and isinstance(type_, DenseTensorType):
-            scope[names.buffer(op.result(0))].set(check_array(name, to_array(name, array), type_))
-    return scope

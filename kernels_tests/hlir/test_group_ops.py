@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import cinn_py
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import CompileError
 from cinn_py.hlir.group_ops import flatten_groups, groups_to_dot, groups_to_program
 from cinn_py.hlir.grouping import group_program, make_group
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program

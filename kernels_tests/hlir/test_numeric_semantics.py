@@ -24,10 +24,10 @@ import pytest
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.hlir.grouping import make_group
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir import expr as e
 from cinn_py.ir.evaluate import c_div, c_mod, evaluate, int_pow
 from cinn_py.ir.interpreter import run_function, storage_dtype

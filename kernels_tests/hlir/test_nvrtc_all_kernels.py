@@ -18,7 +18,7 @@ from op_cases import CASES
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
-from cinn_py.hlir.pir_compiler import PIRCompiler
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.passes.infer_shapes import DataDependentShape
 

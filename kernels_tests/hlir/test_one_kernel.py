@@ -19,8 +19,8 @@ import pytest
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.hlir.group import GroupKind
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir.parser import parse_program
 from cinn_py.reference import run_reference
 from cinn_py.tolerances import compare

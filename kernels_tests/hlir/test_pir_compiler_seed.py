@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cinn_py.driver import BuildScope
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.grouping import make_group
 from cinn_py.hlir.naming import NameTable
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
-from cinn_py.runtime import BuildScope
 from cinn_py.tolerances import compare
 
 

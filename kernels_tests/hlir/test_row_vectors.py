@@ -21,10 +21,10 @@ from test_one_kernel import _data, _tensor, global_reads, layer_norm, rms_norm, 
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
 from cinn_py.ir.group_schedule.reduce_schedule import lanes_for, threads_for
 from cinn_py.ir.interpreter import run_function, storage_dtype

@@ -10,7 +10,7 @@ import cinn_py
 from cinn_py.api import default_target
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.pir.parser import parse_program
-from cinn_py.runtime.device import gpu_available
+from cinn_py.targets.device import gpu_available
 from cinn_py.tolerances import compare
 
 TEXT = """{

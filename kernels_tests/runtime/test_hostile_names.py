@@ -11,14 +11,14 @@ import warnings
 import numpy as np
 import pytest
 
+from cinn_py.driver import BuildScope
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.dump import DumpDir
 from cinn_py.errors import CompileError
 from cinn_py.hlir.group import Group, GroupKind
 from cinn_py.hlir.grouping import make_group
 from cinn_py.hlir.naming import MAX_NAME_LENGTH, bounded_name, unique_group_names
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.pir import Builder, DataType, Program
-from cinn_py.runtime import BuildScope
 
 RELU_TAN_1 = np.float32(np.maximum(np.tan(np.float32(1.0)), 0))
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from cinn_py.cli_report import profile_table
-from cinn_py.runtime.device import gpu_available
 from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.runtime_program import RuntimeProgram, StepTime
+from cinn_py.targets.device import gpu_available
 
 
 class FakeGpu:

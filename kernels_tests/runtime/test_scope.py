@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cinn_py.driver import BuildScope
 from cinn_py.errors import CinnError, FeedError, ShapeError
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.types import DenseTensorType
-from cinn_py.runtime import BuildScope, Scope
-from cinn_py.runtime.scope import HOST_ALIGNMENT, aligned_empty
+from cinn_py.runtime import Scope
+from cinn_py.targets.memory import HOST_ALIGNMENT, aligned_empty
 
 SHAPES = [(), (0,), (1,), (3,), (7, 5), (2, 0, 3), (4, 33, 2)]
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.int64, np.bool_, np.uint16]

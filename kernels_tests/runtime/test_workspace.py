@@ -15,7 +15,7 @@ from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
 from cinn_py.runtime.instruction import Workspace
-from cinn_py.runtime.scope import HOST_ALIGNMENT
+from cinn_py.targets.memory import HOST_ALIGNMENT
 
 
 def sum_and_max_all(shape=(129, 257)) -> Program:
@@ -62,7 +62,7 @@ def test_workspace_is_refused_where_no_kernel_runs():
 
 
 def test_printed_function_lists_its_workspace():
-    from cinn_py.hlir.pir_compiler import PIRCompiler
+    from cinn_py.driver.pir_compiler import PIRCompiler
 
     stages = PIRCompiler(sum_and_max_all(), "cuda-emu").stages(until="scheduled")
     func = stages.fused[0].scheduled.func

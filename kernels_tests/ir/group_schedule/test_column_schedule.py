@@ -13,8 +13,8 @@ from reduction_programs import lowered, reduction
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import ScheduleError, UnsupportedOpError
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import Call, CallType, FloatImm, Load
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule

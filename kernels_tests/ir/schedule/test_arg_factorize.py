@@ -17,11 +17,11 @@ import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_c import CNames, CRenderer
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import ScheduleError, UnsupportedOpError
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import ArgReduce, Buffer, Cast, Load, ReduceType, Var
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule

@@ -15,11 +15,11 @@ from schedule_funcs import function, nest
 import cinn_py
 from cinn_py.backends import nvrtc
 from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import ScheduleError
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.hlir.pir_compiler import PIRCompiler
 from cinn_py.ir.expr import ArgReduce, Buffer, Load, ReduceType, Var
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir

@@ -1,4 +1,5 @@
-"""CompiledProgram: what `cinn_py.compile` makes for `cuda` and `cuda-emu`.
+"""CompiledProgram: what `cinn_py.compile` makes for a compiled target (`cuda`,
+`cuda-emu`).
 
 It owns one compile (a RuntimeProgram and its Scope) per *signature*: the feeds' shapes
 when the program has -1 dims (each new shape is specialised with `specialize_shapes`
@@ -13,7 +14,8 @@ pinned as an output, so every value can be fetched, as on `reference`.
 A run checks and converts the feeds and parameters (`runtime.feeds`), copies them into
 their variables (parameters only when they changed source), executes and copies the
 fetched values out: NumPy arrays by default, on every target, so results compare
-directly; on `cuda`, `copy_to_host=False` gives CuPy arrays instead. Results never alias
+directly; on a target with device memory (`cuda`), `copy_to_host=False` gives CuPy
+arrays instead. Results never alias
 the Scope, the feeds or each other. Not thread-safe: the Scope is shared by runs.
 """
 
@@ -25,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from cinn_py.driver.pir_compiler import PIRCompiler, numbered_clone
 from cinn_py.errors import CinnError, FeedError
-from cinn_py.hlir.pir_compiler import PIRCompiler, numbered_clone
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
@@ -35,7 +37,8 @@ from cinn_py.reference_ops.context import describe
 from cinn_py.runtime.feeds import check_array, check_feeds, check_params, to_array
 from cinn_py.runtime.library import Storage, storage_names
 from cinn_py.runtime.runtime_program import RuntimeProgram
-from cinn_py.runtime.scope import Scope, check_target
+from cinn_py.runtime.scope import Scope
+from cinn_py.targets import Target, compiled_target
 
 Signature = tuple[tuple[str, tuple[int, ...]], ...]
 """The feeds' shapes, by feed name: what a dynamic-shape program is compiled for."""
@@ -65,11 +68,12 @@ class _Compiled:
 
 
 class CompiledProgram:
-    """`program` compiled for `target` ("cuda" or "cuda-emu"): see the module doc."""
+    """`program` compiled for `target` (a compiled Target or its name): see the module
+    doc."""
 
-    def __init__(self, program: Program, target: str) -> None:
+    def __init__(self, program: Program, target: str | Target) -> None:
         self.program = program
-        self.target = check_target(target)
+        self.target = compiled_target(target)
         self.dynamic = has_dynamic_dims(program)
         self.latest: _Compiled | None = None
         self._numbers = ValueNames(program)
@@ -96,7 +100,7 @@ class CompiledProgram:
         values: Sequence[Value],
         copy_to_host: bool = True,
     ) -> list[Any]:
-        device = self.target == "cuda"
+        device = self.target.device_memory
         checked = check_feeds(self.program, feeds, device)
         given = check_params(self.program, params, device)
         signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())

@@ -15,14 +15,15 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
                 unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
     scheduling  `group_schedule.auto_schedule` (bound guards included)
-    codegen     `codegen_cuda.generate_cuda`: every fused group's kernel (`fn_<group>`)
-                in one self-contained translation unit
-    compile     g++ (cuda-emu) or NVRTC + module load (cuda): one run, cached on disk;
+    codegen     the target's renderer (`Target.render`, CUDA C on both compiled targets):
+                every fused group's kernel (`fn_<group>`) in one translation unit
+    compile     the target's compiler and module loader (`Target.compile`, `.load`:
+                g++ on cuda-emu, NVRTC + module load on cuda): one run, cached on disk;
                 when it fails, each group is compiled alone to name the one at fault
 
 A program with -1 dims needs `feed_shapes` for them. LIBRARY groups, and computing ops
-in no group, run by their reference kernels (`runtime.library`); glue ops become aliases
-in the storage plan (`runtime.storage`).
+in no group, run by the target's library calls (`runtime.library`); glue ops become
+aliases in the storage plan (`driver.storage`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any
 
-from cinn_py.backends import cuda_emu, cuda_module, nvrtc
-from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
+from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
+from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
 from cinn_py.hlir.group import Group, GroupKind, check_groups
@@ -56,14 +57,13 @@ from cinn_py.pir.traits import Trait
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
 from cinn_py.reference import kernel_for
-from cinn_py.runtime.device import gpu_facts
 from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.instruction import Instruction, Workspace
 from cinn_py.runtime.library import LibraryInstruction, storage_names
 from cinn_py.runtime.memory_plan import MemoryPlan, plan_memory
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
-from cinn_py.runtime.scope import Scope, check_target
-from cinn_py.runtime.storage import StoragePlan, plan_storage
+from cinn_py.runtime.scope import Scope
+from cinn_py.targets import Target, compiled_target
 
 AFTER_SPECIALIZE = ("fold_empty_tensors", "dead_code_elimination")
 """The passes run again once `specialize_shapes` has made the -1 dims concrete."""
@@ -108,14 +108,15 @@ def check_supported(program: Program) -> None:
 
 
 class PIRCompiler:
-    """Compiles `program` for `target` ("cuda" or "cuda-emu") into a RuntimeProgram over
+    """Compiles `program` for `target` (a compiled Target, or its name: "cuda" or
+    "cuda-emu") into a RuntimeProgram over
     `scope` (a new one when None). `feed_shapes` resolves -1 dims; `arch` overrides the
     GPU arch NVRTC builds for; `feed_values` compiles those feeds in as constants."""
 
     def __init__(
         self,
         program: Program,
-        target: str,
+        target: str | Target,
         scope: Scope | None = None,
         *,
         feed_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -123,7 +124,7 @@ class PIRCompiler:
         arch: str | None = None,
     ) -> None:
         self.program = program
-        self.target = check_target(target)
+        self.target = compiled_target(target)
         self.scope = scope
         self.feed_shapes = dict(feed_shapes or {})
         """Shapes for the feeds' -1 dims, by feed name (a program with none needs none)."""
@@ -192,11 +193,13 @@ class PIRCompiler:
             return result
         with self._timed("codegen"):
             if result.fused:
-                result.source = generate_cuda([k.scheduled.func for k in result.fused])
+                result.source = self.target.render([k.scheduled.func for k in result.fused])
                 self._dump.write("kernels.cu", result.source.source)
         if self._dump.enabled:
             for kernel in result.fused:
-                self._dump.write(f"{kernel.group.name}.cu", group_source(kernel).source)
+                self._dump.write(
+                    f"{kernel.group.name}.cu", group_source(kernel, self.target).source
+                )
         return result
 
     def build(self, groups: Sequence[Group] | None = None) -> RuntimeProgram:
@@ -234,14 +237,8 @@ class PIRCompiler:
         )
 
     def target_info(self) -> TargetInfo:
-        """What the scheduler targets: the emulator, or the GPU here (an H100's numbers
-        where there is none, so `cinn-py ir` works anywhere)."""
-        if self.target == "cuda-emu":
-            return TargetInfo.cuda_emu()
-        facts = gpu_facts()
-        if facts is None:
-            return TargetInfo.cuda(self.arch or nvrtc.DEFAULT_ARCH)
-        return TargetInfo.cuda(self.arch or facts.arch, facts.sm_count)
+        """What the scheduler targets: the target's device limits (`Target.target_info`)."""
+        return self.target.target_info(self.arch)
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -264,14 +261,11 @@ class PIRCompiler:
         except CompileError as error:
             self._dump.write("kernels.log", error.log)
             raise self._blame(stages.fused, error) from error
-        return built if self.target == "cuda-emu" else cuda_module.load(built)
+        return self.target.load(built)
 
     def _compile_source(self, source: str, name: str) -> Any:
-        """An EmuModule (cuda-emu) or a CUBIN for the GPU here (cuda)."""
-        if self.target == "cuda-emu":
-            return cuda_emu.compile(source)
-        arch = self.arch or cuda_module.pick_arch(cuda_module.device_arch())
-        return nvrtc.compile(source, arch, name=name)
+        """What the target's compiler builds (an EmuModule, or a CUBIN for the GPU here)."""
+        return self.target.compile(source, name, self.arch)
 
     def _blame(self, fused: Sequence[FusedKernel], error: CompileError) -> CompileError:
         """The error of the first group whose own source fails the same compiler, naming
@@ -279,7 +273,7 @@ class PIRCompiler:
         for kernel in fused:
             name = kernel.group.name
             try:
-                self._compile_source(group_source(kernel).source, f"{name}.cu")
+                self._compile_source(group_source(kernel, self.target).source, f"{name}.cu")
             except CompileError as own:
                 self._dump.write(f"{name}.log", own.log)
                 message = str(own)
@@ -398,9 +392,9 @@ def kernel_name(group: Group) -> str:
     return f"fn_{group.name}"
 
 
-def group_source(kernel: FusedKernel) -> CudaSource:
+def group_source(kernel: FusedKernel, target: str | Target) -> CudaSource:
     """A self-contained source of one group's kernel (dumps, `cinn-py dump-cuda -o`)."""
-    return generate_cuda([kernel.scheduled.func])
+    return compiled_target(target).render([kernel.scheduled.func])
 
 
 def _kernel_step(

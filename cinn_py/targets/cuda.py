@@ -1,0 +1,108 @@
+"""`cuda`: NVRTC to CUBIN for the GPU's arch, loaded through the driver API; arrays in
+CuPy, launches asynchronous on CuPy's current stream."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cinn_py.backends import codegen_cuda, cuda_module, nvrtc
+from cinn_py.backends.codegen_cuda import CudaSource
+from cinn_py.errors import CinnError
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.pir.operation import Operation
+from cinn_py.reference import run_op
+from cinn_py.targets.device import gpu_facts, no_gpu_reason
+from cinn_py.targets.target import Target
+
+
+class CudaEvents:
+    """CUDA events on CuPy's current stream (the stream launches go on)."""
+
+    def __init__(self) -> None:
+        import cupy
+
+        self._cupy = cupy
+        self.stream = cupy.cuda.get_current_stream()
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+
+    def record(self) -> Any:
+        event = self._cupy.cuda.Event()
+        event.record(self.stream)
+        return event
+
+    def seconds(self, start: Any, end: Any) -> float:
+        return self._cupy.cuda.get_elapsed_time(start, end) / 1e3
+
+
+class CudaTarget(Target):
+    name = "cuda"
+    compiles = True
+    device_memory = True
+    kernel_clock = "GPU time from CUDA events"
+    library_where = "host, with copies"
+
+    def unavailable_reason(self) -> str | None:
+        return no_gpu_reason()
+
+    def check_available(self) -> None:
+        reason = no_gpu_reason()
+        if reason is not None:
+            raise CinnError(f"target 'cuda' needs a CUDA GPU and CuPy: {reason}; use cuda-emu")
+
+    def why_default(self) -> str:
+        facts = gpu_facts()
+        return "" if facts is None else f"GPU found: {facts.arch}, {facts.sm_count} SMs"
+
+    def target_info(self, arch: str | None = None) -> TargetInfo:
+        """The GPU here (an H100's numbers where there is none, so `cinn-py ir` works
+        anywhere); `arch` overrides the arch."""
+        facts = gpu_facts()
+        if facts is None:
+            return TargetInfo.cuda(arch or nvrtc.DEFAULT_ARCH)
+        return TargetInfo.cuda(arch or facts.arch, facts.sm_count)
+
+    def render(self, funcs: Sequence[LoweredFunc]) -> CudaSource:
+        return codegen_cuda.generate_cuda(funcs)
+
+    def compile(self, source: str, name: str, arch: str | None = None) -> Any:
+        """A CUBIN for `arch`, or for the GPU here."""
+        arch = arch or cuda_module.pick_arch(cuda_module.device_arch())
+        return nvrtc.compile(source, arch, name=name)
+
+    def load(self, built: Any) -> Any:
+        return cuda_module.load(built)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
+        """CuPy's allocations are 256-byte aligned."""
+        import cupy
+
+        return cupy.empty(shape, dtype=dtype)
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
+        import cupy
+
+        return cupy.zeros(shape, dtype=dtype)
+
+    def arena(self, nbytes: int, alignment: int) -> Any:
+        import cupy
+
+        return cupy.empty(nbytes, dtype=np.uint8)  # 256-byte aligned, as cudaMalloc
+
+    def run_library_op(self, op: Operation, values: list[Any]) -> list[Any]:
+        """The reference kernel on the host: the caller copies operands from the device
+        (`Variable.to_numpy`, which waits for the stream) and results back."""
+        return run_op(op, values)
+
+    def synchronize(self) -> None:
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+    def events(self) -> CudaEvents:
+        return CudaEvents()

@@ -1,0 +1,114 @@
+"""Target: one object per target that owns everything that differs between targets.
+
+A target is a value, not a name to compare (as Triton's `GPUTarget` + backend, or
+tinygrad's `Compiled` device): the driver, the runtime, the API and the CLI ask it.
+
+    renderer        `render(funcs)`: scheduled functions -> one translation unit
+    compiler        `compile(source, name, arch)`: the unit -> a built artefact
+    module loader   `load(built)`: the artefact -> a module with `launch(...)`
+    array library   `empty`, `zeros`, `arena`: where a Scope's arrays live
+    library calls   `run_library_op(op, values)`: ops that get no generated kernel
+    device limits   `target_info(arch)`: the `TargetInfo` the scheduler reads
+    synchronisation `synchronize()`, and `events()` for timing kernels on the device
+
+`compiles` says whether the target has a compiler at all (`reference` runs the NumPy
+interpreter and needs no Scope). Each target is registered once, by name
+(`cinn_py.targets.get_target`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from cinn_py.backends.codegen_cuda import CudaSource
+from cinn_py.errors import CinnError
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.pir.operation import Operation
+
+
+class KernelEvents(Protocol):
+    """A device's event clock on the stream kernels launch on (`Target.events`)."""
+
+    def synchronize(self) -> None: ...
+
+    def record(self) -> Any: ...
+
+    def seconds(self, start: Any, end: Any) -> float: ...
+
+
+class Target:
+    """The base of every target; a target without a compiler keeps the refusals."""
+
+    name: str = ""
+    compiles: bool = False
+    """Whether programs are compiled for it (kernels, a Scope, a RuntimeProgram)."""
+    device_memory: bool = False
+    """Whether its arrays live on a device, so feeds already there may stay there."""
+    kernel_clock: str = ""
+    """What `--profile` says measured the kernels."""
+    library_where: str = ""
+    """Where a library op runs, as `--profile` says it."""
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Target({self.name})"
+
+    # ---- availability --------------------------------------------------------------------
+
+    def unavailable_reason(self) -> str | None:
+        """Why the target cannot run here, or None when it can."""
+        return None
+
+    def check_available(self) -> None:
+        """Raise a CinnError saying why the target cannot run here."""
+
+    def why_default(self) -> str:
+        """Why `default_target()` chose this target here (`cinn-py run`'s status line)."""
+        return "the default target"
+
+    # ---- compile -------------------------------------------------------------------------
+
+    def target_info(self, arch: str | None = None) -> TargetInfo:
+        raise self._no_kernels("device limits")
+
+    def render(self, funcs: Sequence[LoweredFunc]) -> CudaSource:
+        raise self._no_kernels("renderer")
+
+    def compile(self, source: str, name: str, arch: str | None = None) -> Any:
+        raise self._no_kernels("compiler")
+
+    def load(self, built: Any) -> Any:
+        raise self._no_kernels("module loader")
+
+    # ---- run -----------------------------------------------------------------------------
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
+        raise self._no_kernels("memory")
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
+        raise self._no_kernels("memory")
+
+    def arena(self, nbytes: int, alignment: int) -> Any:
+        """A byte array of `nbytes` whose start is on `alignment`."""
+        raise self._no_kernels("memory")
+
+    def run_library_op(self, op: Operation, values: list[Any]) -> list[Any]:
+        """Run `op`, which got no generated kernel, on host values (the reference
+        kernel's convention: bfloat16 as float32 values)."""
+        raise self._no_kernels("library calls")
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on the target (nothing to wait for on the host)."""
+
+    def events(self) -> KernelEvents | None:
+        """The device's event clock for timing kernels, or None: the host's clock."""
+        return None
+
+    def _no_kernels(self, what: str) -> CinnError:
+        return CinnError(f"target '{self.name}' runs no kernels and has no {what}")
