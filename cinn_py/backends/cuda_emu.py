@@ -20,9 +20,10 @@ arrays are read and written in place, NumPy scalars are passed by value.  The pi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,15 +104,17 @@ class EmuModule:
             None if options.check else InProcessLibrary(image.library(), kernels, image.symbol)
         )
 
-    def launch(
+    def prepare(
         self,
         name: str,
         grid: Sequence[int],
         block: Sequence[int],
         args: Sequence[Any],
         shared_mem: int = 0,
-    ) -> None:
-        """Run kernel `name` over `grid` x `block`; raises KernelError if the kernel fails."""
+    ) -> Callable[[Any], None]:
+        """Check and pack one launch of kernel `name` once (the kernel, CUDA's limits, host
+        arrays, the `void**`); the result runs it with no further checks when called
+        (its argument, a stream, is ignored: emulated launches are synchronous)."""
         if name not in self.kernels:
             raise LaunchError(f"no kernel {name!r} in this module; it has {list(self.kernels)}")
         grid3 = launch_dims(grid, "grid")
@@ -121,13 +124,37 @@ class EmuModule:
             if data_pointer(arg) is not None and not isinstance(arg, np.ndarray):
                 raise FeedError(f"kernel argument #{index}", "a NumPy array", type(arg).__name__)
         packed = pack_args(args)
+        keep = tuple(args)  # the arrays the packed pointers point into stay alive
         stack_size = self.options.stack_size
         if self._library is None:
             stack_size *= CHECK_STACK_FACTOR
-            with self._image.executable() as path:
-                run_checked(path, name, grid3, block3, shared_mem, stack_size, args, packed)
-        else:
-            self._library.launch(name, grid3, block3, shared_mem, stack_size, packed)
+
+            def run_checked_launch(stream: Any = None) -> None:
+                with self._image.executable() as path:
+                    run_checked(path, name, grid3, block3, shared_mem, stack_size, keep, packed)
+
+            return run_checked_launch
+        library = self._library
+
+        def run_launch(stream: Any = None) -> None:
+            library.launch(name, grid3, block3, shared_mem, stack_size, packed)
+
+        return run_launch
+
+    def bound(self, stream: Any = None) -> contextlib.AbstractContextManager[Any]:
+        """Nothing to bind on the host: the stream for prepared launches is None."""
+        return contextlib.nullcontext()
+
+    def launch(
+        self,
+        name: str,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[Any],
+        shared_mem: int = 0,
+    ) -> None:
+        """Run kernel `name` over `grid` x `block`; raises KernelError if the kernel fails."""
+        self.prepare(name, grid, block, args, shared_mem)(None)
 
 
 def _check_limits(grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int) -> None:

@@ -341,16 +341,18 @@ class CudaModule:
             self._functions[name] = function
         return function
 
-    def launch(
+    def prepare(
         self,
         name: str,
         grid: Sequence[int],
         block: Sequence[int],
         args: Sequence[Any],
         shared_mem: int = 0,
-        stream: Any = None,
-    ) -> None:
-        """Launch kernel `name` on a `grid` of `block`s; asynchronous, like CUDA's launch."""
+    ) -> PreparedLaunch:
+        """Check and pack one launch of kernel `name` once: the kernel, the device's
+        limits, the arguments against its parameters, the `void**` of their values and any
+        shared-memory opt-in. The result launches with no further checks (`launch(stream)`
+        inside `bound()`), so its arrays must keep their addresses."""
         if not self._finalizer.alive:
             raise CinnError(f"launch of '{name}': the module was unloaded")
         grid3 = launch_dims(grid, "grid")
@@ -377,20 +379,65 @@ class CudaModule:
                     name,
                 )
                 function.dynamic_shared_limit = shared_mem
-            _call(
-                driver.cuLaunchKernel(
-                    function.handle,
-                    *grid3,
-                    *block3,
-                    shared_mem,
-                    driver.CUstream(_stream_handle(stream)),
-                    packed.address,
-                    0,
-                ),
-                "cuLaunchKernel",
-                name,
-                KernelError,
-            )
+        return PreparedLaunch(
+            self, name, function.handle, (*grid3, *block3, shared_mem), packed, tuple(args)
+        )
+
+    @contextlib.contextmanager
+    def bound(self, stream: Any = None) -> Iterator[Any]:
+        """The module's context current for the block, which gets the stream handle to
+        launch on (`stream`, or CuPy's current stream), resolved once for many launches."""
+        if not self._finalizer.alive:
+            raise CinnError("launch: the module was unloaded")
+        with _bound(self._context):
+            yield driver.CUstream(_stream_handle(stream))
+
+    def launch(
+        self,
+        name: str,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[Any],
+        shared_mem: int = 0,
+        stream: Any = None,
+    ) -> None:
+        """Launch kernel `name` on a `grid` of `block`s; asynchronous, like CUDA's launch."""
+        prepared = self.prepare(name, grid, block, args, shared_mem)
+        with self.bound(stream) as handle:
+            prepared.launch(handle)
+
+
+class PreparedLaunch:
+    """One launch, checked and packed (`CudaModule.prepare`): `launch(stream)` is one
+    `cuLaunchKernel` with the packed `void**`, and one check of its result."""
+
+    __slots__ = ("module", "name", "handle", "dims", "packed", "address", "arrays")
+
+    def __init__(
+        self,
+        module: CudaModule,
+        name: str,
+        handle: Any,
+        dims: tuple[int, ...],
+        packed: Any,
+        arrays: tuple[Any, ...],
+    ) -> None:
+        self.module = module
+        self.name = name
+        self.handle = handle
+        self.dims = dims
+        self.packed = packed  # keeps the values the pointers point at alive
+        self.address = packed.address
+        self.arrays = arrays  # and the arrays their data pointers are in
+
+    def __call__(self, stream: Any) -> None:
+        """Launch on `stream` (a CUstream); the module's context must be current
+        (`CudaModule.bound`)."""
+        result = driver.cuLaunchKernel(self.handle, *self.dims, stream, self.address, 0)
+        if result[0] != driver.CUresult.CUDA_SUCCESS:
+            _call(result, "cuLaunchKernel", self.name, KernelError)
+
+    launch = __call__
 
 
 def _check_args(kernel: str, sizes: tuple[int, ...] | None, args: Sequence[Any]) -> None:

@@ -1,9 +1,11 @@
 """Instruction: one kernel launch over Scope variables.
 
 The compiler resolves everything at build time (the module, the kernel's launch shape and
-which variable each parameter gets), so running is a lookup of arrays and one `launch`:
-`EmuModule.launch` on cuda-emu, `CudaModule.launch` (asynchronous, on CuPy's current
-stream) on cuda. Both take the same arguments.
+which variable each parameter gets). `prepare(scope)` looks up the arrays, has the module
+check the launch and pack its arguments once (`EmuModule.prepare` on cuda-emu,
+`CudaModule.prepare` on cuda: asynchronous, on CuPy's current stream) and gives a
+callable that only launches: `RuntimeProgram` prepares every instruction when it binds a
+scope and calls the prepared launches on every `execute()`.
 
 A kernel may also take workspace parameters (`ArgIO.WORKSPACE`: a grid reduction's
 partials and counters), global memory that is no program value. The instruction owns
@@ -16,8 +18,10 @@ would share the counters); runs on one stream are ordered.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +43,29 @@ class KernelModule(Protocol):
         args: Sequence[Any],
         shared_mem: int = 0,
     ) -> None: ...
+
+    def prepare(
+        self,
+        name: str,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[Any],
+        shared_mem: int = 0,
+    ) -> Callable[[Any], None]:
+        """The launch checked and its arguments packed once; calling it (with the stream
+        `bound` gave) launches with no further checks."""
+        ...
+
+    def bound(self, stream: Any = None) -> AbstractContextManager[Any]:
+        """The module ready to launch prepared launches in the block (its context current
+        on cuda), giving the stream to pass them."""
+        ...
+
+
+def bound(module: Any) -> AbstractContextManager[Any]:
+    """`module.bound()`, or nothing to bind for a module that only launches."""
+    method = getattr(module, "bound", None)
+    return method() if method is not None else contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
@@ -81,15 +108,30 @@ class Instruction:
     _arrays: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, scope: Scope) -> None:
+        """Launch once over `scope` (checked and packed now; `RuntimeProgram.execute`
+        uses `prepare` instead, once per binding)."""
+        launch = self.prepare(scope)
+        if launch is not None:
+            with bound(self.module) as stream:
+                launch(stream)
+
+    def prepare(self, scope: Scope) -> Callable[[Any], None] | None:
+        """The launch over `scope`'s arrays, checked and packed (device pointers, the
+        workspace's, the dims): call it with the stream `module.bound()` gives. None when
+        every output is empty (nothing to compute). Valid while `scope.generation` stays."""
         if self.outputs and all(scope[name].array.size == 0 for name in self.outputs):
-            return
+            return None
         arrays = [
             scope[name].array
             if workspace is None
             else self.workspace_array(workspace, scope.target)
             for name, workspace in zip(self.args, self._workspaces, strict=True)
         ]
-        self.module.launch(self.name, self.grid, self.block, arrays, self.shared_mem)
+        prepare = getattr(self.module, "prepare", None)
+        if prepare is None:  # a module that only launches (a test's stand-in)
+            module, args = self.module, (self.name, self.grid, self.block, arrays, self.shared_mem)
+            return lambda stream: module.launch(*args)
+        return prepare(self.name, self.grid, self.block, arrays, self.shared_mem)
 
     @functools.cached_property
     def _workspaces(self) -> tuple[Workspace | None, ...]:

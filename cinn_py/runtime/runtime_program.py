@@ -19,13 +19,14 @@ its emulation's CPU time, not a GPU's.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cinn_py.errors import CinnError
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
-from cinn_py.runtime.instruction import Instruction
+from cinn_py.runtime.instruction import Instruction, bound
 from cinn_py.runtime.library import LibraryInstruction, Storage
 from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.scope import Scope
@@ -72,14 +73,54 @@ class RuntimeProgram:
     memory: MemoryPlan | None = field(default=None, repr=False)
     """The arena offset of each intermediate (`runtime.memory_plan`)."""
 
+    _binding: _Binding | None = field(default=None, init=False, repr=False, compare=False)
+
+    def bind(self, scope: Scope | None = None) -> None:
+        """Prepare every step over `scope` (default: the program's): each kernel's launch
+        checked and its arguments (the arrays' pointers, fixed by the memory plan and the
+        variables' own buffers, and the dims) packed once. `execute` binds when it meets
+        a new scope or one whose arrays changed (`Scope.generation`), so calling this is
+        only a way to pay (and see the errors of) the checks up front."""
+        scope = self._scope(scope, "bind")
+        calls: list[tuple[Any, Callable[[Any], None]]] = []
+        for step in self.instructions:
+            if isinstance(step, Instruction):
+                launch = step.prepare(scope)
+                if launch is not None:
+                    calls.append((step.module, launch))
+            else:
+                calls.append((None, _library_call(step, scope)))
+        modules = {id(m): m for m, _ in calls if m is not None}
+        single = next(iter(modules.values())) if len(modules) == 1 else None
+        self._binding = _Binding(scope, scope.generation, calls, single)
+
     def execute(self, scope: Scope | None = None) -> None:
-        """Run every instruction in order. On cuda the launches are asynchronous: reading
-        an array back (`Variable.to_numpy`) waits for them."""
+        """Run every instruction in order, from the launches `bind` packed (bound again
+        only when the scope or its arrays changed: no per-launch checks). On cuda the
+        launches are asynchronous: reading an array back (`Variable.to_numpy`) waits."""
+        scope = self._scope(scope, "execute")
+        binding = self._binding
+        if binding is None or binding.scope is not scope or binding.generation != scope.generation:
+            self.bind(scope)
+            binding = self._binding
+            assert binding is not None
+        if binding.module is not None:
+            with bound(binding.module) as stream:
+                for _, call in binding.calls:
+                    call(stream)
+            return
+        for module, call in binding.calls:
+            if module is None:
+                call(None)
+            else:
+                with bound(module) as stream:
+                    call(stream)
+
+    def _scope(self, scope: Scope | None, what: str) -> Scope:
         scope = scope if scope is not None else self.scope
         if scope is None:
-            raise CinnError("RuntimeProgram.execute needs a scope (it was built without one)")
-        for step in self.instructions:
-            step.run(scope)
+            raise CinnError(f"RuntimeProgram.{what} needs a scope (it was built without one)")
+        return scope
 
     def profile(self, scope: Scope | None = None) -> list[tuple[str, float]]:
         """Run once, timing each instruction; returns (instruction, seconds) in order."""
@@ -108,6 +149,25 @@ class RuntimeProgram:
     def storage_of(self, value: Value) -> Storage | None:
         """The variable(s) a value of `program` is in, None if it lives inside a kernel."""
         return None if self.storage is None else self.storage.get(value)
+
+
+@dataclass
+class _Binding:
+    """The prepared steps over one scope at one generation: (module or None for a
+    library op, the call taking the stream); `module` is the one module of all the
+    kernels, when there is one, bound once per execute."""
+
+    scope: Scope
+    generation: int
+    calls: list[tuple[Any, Callable[[Any], None]]]
+    module: Any
+
+
+def _library_call(step: LibraryInstruction, scope: Scope) -> Callable[[Any], None]:
+    def call(stream: Any) -> None:
+        step.run(scope)
+
+    return call
 
 
 def _event_times(steps: list[Step], scope: Scope, events: KernelEvents) -> list[StepTime]:

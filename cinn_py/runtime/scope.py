@@ -45,6 +45,13 @@ class Variable:
         self.type = type_
         self.target = compiled_target(target)
         self._array: Any = None
+        self.scope: Scope | None = None
+        """The scope that holds it, told when its array changes (`Scope.generation`)."""
+
+    def _hold(self, array: Any) -> None:
+        self._array = array
+        if self.scope is not None:
+            self.scope.generation += 1
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -63,14 +70,14 @@ class Variable:
     def array(self) -> Any:
         """The variable's array (NumPy on cuda-emu, CuPy on cuda), allocated on first use."""
         if self._array is None:
-            self._array = self.target.empty(self.shape, self.dtype)
+            self._hold(self.target.empty(self.shape, self.dtype))
         return self._array
 
     def bind(self, array: Any) -> None:
         """Hold `array` (a view of the program's arena) instead of an allocation of its own."""
         if tuple(array.shape) != self.shape or np.dtype(array.dtype) != self.dtype:
             raise CinnError(f"variable '{self.name}' cannot hold a {array.dtype} {array.shape}")
-        self._array = array
+        self._hold(array)
 
     def set(self, value: Any) -> None:
         """Copy `value` into the variable's own buffer (so its alignment stays). `value` must
@@ -122,6 +129,10 @@ class Scope:
         self._vars: dict[str, Variable] = {}
         self.arena: Any = None
         """The memory plan's arena, once `bind_arena` made it."""
+        self.generation = 0
+        """Counts the changes of which array a variable holds (a variable added, replaced,
+        dropped, allocated or bound; never `Variable.set`, which copies into the array it
+        has): launches packed at one generation hold valid pointers until it changes."""
 
     def var(self, name: str, type_: DenseTensorType) -> Variable:
         """The variable `name` of type `type_`: the existing one if its type matches,
@@ -130,7 +141,9 @@ class Scope:
         if existing is not None and existing.type is type_:
             return existing
         variable = Variable(name, type_, self.target)
+        variable.scope = self
         self._vars[name] = variable
+        self.generation += 1
         return variable
 
     def __getitem__(self, name: str) -> Variable:
@@ -175,6 +188,7 @@ class Scope:
         keep = set(names)
         for name in [n for n in self._vars if n not in keep]:
             del self._vars[name]
+            self.generation += 1
 
     def __repr__(self) -> str:
         return f"Scope({self.target}, {len(self)} variables)"

@@ -49,8 +49,9 @@ def get_target(target: str | Target) -> Target:
 
 def compiled_target(target: str | Target) -> Target:
     """The Target named `target`, which must compile programs (a Scope, a
-    RuntimeProgram and a PIRCompiler need one)."""
-    found = _TARGETS.get(str(target))
+    RuntimeProgram and a PIRCompiler need one); a Target that compiles is returned as
+    it is (a stand-in, `backends.stand_in_driver`)."""
+    found = target if isinstance(target, Target) else _TARGETS.get(target)
     if found is None or not found.compiles:
         raise CinnError(
             f"unknown runtime target '{target}'; targets: {', '.join(COMPILED_TARGETS)}"

@@ -8,7 +8,6 @@ The CUBINs are real ones from NVRTC; the real driver runs in `test_gpu.py`.
 
 from __future__ import annotations
 
-import ctypes
 import struct
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 from cuda.bindings import driver as real_driver
 
 from cinn_py.backends import cuda_module, nvrtc
+from cinn_py.backends.stand_in_driver import StandInDriver
 from cinn_py.errors import CinnError, FeedError, KernelError
 
 OK = real_driver.CUresult.CUDA_SUCCESS
@@ -54,118 +54,19 @@ DEVICE_ATTRIBUTES = {
 }
 
 
-class FakeDriver:
-    """Records calls; contexts are ints on a per-thread stack, as the driver keeps them."""
-
-    CUresult = real_driver.CUresult
-    CUdevice_attribute = real_driver.CUdevice_attribute
-    CUfunction_attribute = real_driver.CUfunction_attribute
-    CUstream = real_driver.CUstream
+class FakeDriver(StandInDriver):
+    """The stand-in driver (`backends.stand_in_driver`) with this file's kernels."""
 
     def __init__(
         self, current_context: int = 0, kernel_max_threads: int = 1024, static_shared: int = 0
     ) -> None:
-        self.stack = [current_context] if current_context else []
-        self.kernel_max_threads = kernel_max_threads
-        self.static_shared = static_shared
-        self.calls: list[str] = []
-        self.launches: list[dict] = []
-        self.function_attributes: list[tuple[str, int, int]] = []
-        self.fail: dict[str, real_driver.CUresult] = {}
-        self._functions: dict[int, str] = {}
-
-    def _result(self, call: str, *values):
-        self.calls.append(call)
-        return (self.fail.get(call, OK), *values)
-
-    def cuInit(self, flags):
-        return self._result("cuInit")
-
-    def cuGetErrorName(self, error):
-        return OK, error.name.encode()
-
-    def cuGetErrorString(self, error):
-        return OK, b"described"
-
-    def cuCtxGetCurrent(self):
-        return self._result(
-            "cuCtxGetCurrent", real_driver.CUcontext(self.stack[-1] if self.stack else 0)
+        super().__init__(
+            current_context,
+            kernel_max_threads,
+            static_shared,
+            param_sizes=PARAM_SIZES,
+            device_attributes=DEVICE_ATTRIBUTES,
         )
-
-    def cuCtxGetDevice(self):
-        return self._result("cuCtxGetDevice", real_driver.CUdevice(0))
-
-    def cuDeviceGet(self, ordinal):
-        return self._result("cuDeviceGet", real_driver.CUdevice(ordinal))
-
-    def cuDevicePrimaryCtxRetain(self, device):
-        return self._result("cuDevicePrimaryCtxRetain", real_driver.CUcontext(0x1000 + int(device)))
-
-    def cuCtxSetCurrent(self, context):
-        self.stack[-1:] = [int(context)]
-        return self._result("cuCtxSetCurrent")
-
-    def cuCtxPushCurrent(self, context):
-        self.stack.append(int(context))
-        return self._result("cuCtxPushCurrent")
-
-    def cuCtxPopCurrent(self):
-        return self._result("cuCtxPopCurrent", real_driver.CUcontext(self.stack.pop()))
-
-    def cuDeviceGetAttribute(self, attribute, device):
-        name = attribute.name.removeprefix("CU_DEVICE_ATTRIBUTE_")
-        return self._result("cuDeviceGetAttribute", DEVICE_ATTRIBUTES[name])
-
-    def cuModuleLoadData(self, image):
-        assert bytes(image).startswith(b"\x7fELF")
-        return self._result("cuModuleLoadData", 0x2000)
-
-    def cuModuleUnload(self, module):
-        return self._result("cuModuleUnload")
-
-    def cuModuleGetFunction(self, module, name):
-        handle = 0x3000 + len(self._functions)
-        self._functions[handle] = name.decode()
-        return self._result(f"cuModuleGetFunction({name.decode()})", handle)
-
-    def cuFuncGetAttribute(self, attribute, function):
-        values = {
-            "MAX_THREADS_PER_BLOCK": self.kernel_max_threads,
-            "SHARED_SIZE_BYTES": self.static_shared,
-            "MAX_DYNAMIC_SHARED_SIZE_BYTES": 48 * 1024 - self.static_shared,
-        }
-        return self._result(
-            "cuFuncGetAttribute", values[attribute.name.removeprefix("CU_FUNC_ATTRIBUTE_")]
-        )
-
-    def cuFuncGetParamInfo(self, function, index):
-        sizes = PARAM_SIZES[self._functions[function]]
-        if index >= len(sizes):
-            return INVALID_VALUE, 0, 0
-        return OK, 8 * index, sizes[index]
-
-    def cuFuncSetAttribute(self, function, attribute, value):
-        self.function_attributes.append((self._functions[function], attribute.name, value))
-        return self._result("cuFuncSetAttribute")
-
-    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        name = self._functions[function]
-        sizes = PARAM_SIZES[name]
-        pointers = (ctypes.c_void_p * len(sizes)).from_address(params)
-        values = [ctypes.string_at(pointers[i], size) for i, size in enumerate(sizes)]
-        self.launches.append(
-            {
-                "kernel": name,
-                "grid": (gx, gy, gz),
-                "block": (bx, by, bz),
-                "shared": shared,
-                "stream": int(stream),
-                "params": values,
-                "extra": extra,
-                "context": self.stack[-1] if self.stack else 0,
-            }
-        )
-        return self._result("cuLaunchKernel")
 
 
 @pytest.fixture(autouse=True)

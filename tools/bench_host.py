@@ -1,0 +1,103 @@
+"""Host cost per kernel launch on `cuda`, measured against the stand-in driver (no GPU).
+
+A program of 20 small kernels (a chain of elementwise ops on a [4, 64] float32 feed,
+each op its own group, so each is its own kernel) is compiled for `cuda` with NVRTC and
+built against `cinn_py.backends.stand_in_driver` (its launches only count, so what is
+timed is cinn_py's own Python per launch: finding the arrays, packing, checking, the
+driver call through its bindings' argument handling as far as the stand-in goes).
+`execute()` runs many times; the figure is the best of `--repeat` rounds of
+`--runs` executes, divided by the launches.
+
+    python tools/bench_host.py [--json OUT.json] [--runs 2000] [--repeat 5]
+
+writes `{"us_per_launch": ..., "us_per_graph_replay": ...}`; `us_per_graph_replay` is
+null: there are no CUDA graphs yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+
+from cinn_py.backends import stand_in_driver
+from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.hlir.grouping import make_group
+from cinn_py.pir.parser import parse_program
+from cinn_py.runtime.scope import Scope
+
+KERNELS = 20
+OPS = ["relu", "exp", "tanh", "sigmoid", "abs"]
+
+
+def program_text(kernels: int = KERNELS) -> str:
+    t = "tensor<4x64xf32>"
+    lines = [
+        '    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),'
+        f"shape:[4,64]}} : () -> {t}"
+    ]
+    for i in range(kernels):
+        op = OPS[i % len(OPS)]
+        lines.append(f'    (%{i + 1}) = "pd_op.{op}" (%{i}) {{}} : ({t}) -> {t}')
+    return "{\n" + "\n".join(lines) + "\n}\n"
+
+
+def build(kernels: int = KERNELS):
+    """The runtime program and its scope, over the stand-in target (call inside
+    `stand_in_driver.installed`)."""
+    program = parse_program(program_text(kernels))
+    groups = [
+        make_group(f"group_{i}", [op], program)
+        for i, op in enumerate(program.block)
+        if op.name != "pd_op.data"
+    ]
+    target = stand_in_driver.StandInCudaTarget()
+    scope = Scope(target)
+    runtime = PIRCompiler(program, target, scope).build(groups)
+    scope["var_0"].set(np.linspace(-1, 1, 256, dtype=np.float32).reshape(4, 64))
+    return runtime, scope
+
+
+def measure(runs: int, repeat: int) -> dict:
+    fake = stand_in_driver.StandInDriver(record=False)
+    with stand_in_driver.installed(fake):
+        runtime, scope = build()
+        launches = len(runtime.kernels)
+        runtime.execute(scope)  # warm: any first-run work is not timed
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(runs):
+                runtime.execute(scope)
+            best = min(best, time.perf_counter() - start)
+    return {
+        "us_per_launch": best / (runs * launches) * 1e6,
+        "us_per_graph_replay": None,
+        "kernels": launches,
+        "runs": runs,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "python": platform.python_version(),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    result = measure(args.runs, args.repeat)
+    print(
+        f"{result['kernels']} kernels: {result['us_per_launch']:.2f} us of host time per "
+        "launch (stand-in driver); graph replay: none (no CUDA graphs yet)"
+    )
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(result, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()
