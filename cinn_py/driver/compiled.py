@@ -80,9 +80,8 @@ class CompiledProgram:
         self._compiled: dict[tuple[Signature, ValueKey, tuple[int, ...]], _Compiled] = {}
         self._value_feeds: set[str] = set()
         """Feeds whose values some result's shape depends on (found on a first compile)."""
-        self._values: dict[str, np.ndarray] = {}
         if not self.dynamic:
-            self._get((), ())
+            self._get((), {}, ())
 
     @property
     def runtime_program(self) -> RuntimeProgram:
@@ -105,9 +104,9 @@ class CompiledProgram:
         given = check_params(self.program, params, device)
         signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
         while True:
-            self._values = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
+            fed = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
             try:
-                compiled = self._for_values(signature if self.dynamic else (), values)
+                compiled = self._for_values(signature if self.dynamic else (), fed, values)
                 break
             except DataDependentShape as error:
                 new = set(error.feeds) - self._value_feeds
@@ -124,24 +123,31 @@ class CompiledProgram:
             raise CinnError(f"cannot fetch {value!r}: it is not a value of this program")
         return number
 
-    def _for_values(self, signature: Signature, values: Sequence[Value]) -> _Compiled:
-        """The compile for `signature` that holds every value in `values`: the plain one,
-        or one with the missing values pinned as extra outputs."""
-        compiled = self._get(signature, ())
+    def _for_values(
+        self, signature: Signature, fed: Mapping[str, np.ndarray], values: Sequence[Value]
+    ) -> _Compiled:
+        """The compile for `signature` and the values `fed` of the feeds some shape
+        depends on that holds every value in `values`: the plain one, or one with the
+        missing values pinned as extra outputs."""
+        compiled = self._get(signature, fed, ())
         missing = tuple(sorted({n for n in map(self._number, values) if not compiled.holds(n)}))
-        return compiled if not missing else self._get(signature, missing)
+        return compiled if not missing else self._get(signature, fed, missing)
 
-    def _get(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:
-        value_key = tuple((k, a.dtype.str, a.tobytes()) for k, a in self._values.items())
+    def _get(
+        self, signature: Signature, fed: Mapping[str, np.ndarray], extra: tuple[int, ...]
+    ) -> _Compiled:
+        value_key = tuple((k, a.dtype.str, a.tobytes()) for k, a in fed.items())
         key = (signature, value_key, extra)
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._compile(signature, extra)
+            compiled = self._compile(signature, fed, extra)
             self._compiled[key] = compiled
         self.latest = compiled
         return compiled
 
-    def _compile(self, signature: Signature, extra: tuple[int, ...]) -> _Compiled:
+    def _compile(
+        self, signature: Signature, fed: Mapping[str, np.ndarray], extra: tuple[int, ...]
+    ) -> _Compiled:
         by_number = {self._numbers.number(r): r for op in self.program.block for r in op.results}
         outputs = [*self.program.outputs(), *(by_number[n] for n in extra)]
         program = numbered_clone(self.program, outputs)
@@ -150,7 +156,7 @@ class CompiledProgram:
             self.target,
             Scope(self.target),
             feed_shapes=dict(signature),
-            feed_values=dict(self._values),
+            feed_values=dict(fed),
         )
         runtime = compiler.build()
         storage = {

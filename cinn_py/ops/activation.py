@@ -24,15 +24,13 @@ from cinn_py.hlir.op_lowering.compute import Compute
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, numeric
 from cinn_py.hlir.op_lowering.scalar import const, intrinsic, nan_max, nan_min, negate
 from cinn_py.ir.expr import GT, Add, Div, Expr, Max, Mul, Select
-from cinn_py.ops.elementwise import erf, unary, unary_compute, unary_lowering
-from cinn_py.pir import infer_meta as im
+from cinn_py.ops.elementwise import erf, unary, unary_compute, unary_lowering, unary_op
 from cinn_py.pir.attributes import BoolAttribute, DoubleAttribute, FloatAttribute
-from cinn_py.pir.op_def import AttrSpec, OpDef, attr, operand
+from cinn_py.pir.op_def import attr
 from cinn_py.pir.operation import Operation
-from cinn_py.pir.passes.decompose import DecomposeRule, Emitter, computed_input, dtype_of
-from cinn_py.pir.traits import OpPatternKind
+from cinn_py.pir.passes.decompose import Emitter, computed_input, dtype_of
 from cinn_py.pir.value import Value
-from cinn_py.reference_ops.context import Kernel, KernelContext
+from cinn_py.reference_ops.context import KernelContext
 
 # -- reference kernels --------------------------------------------------------------------
 
@@ -216,55 +214,40 @@ def _decompose_hardsigmoid(emit: Emitter, op: Operation) -> list[Value] | None:
 # -- entries -------------------------------------------------------------------------------
 
 
-def _activation(
-    name: str,
-    kernel: Kernel,
-    lowering: OpLowering,
-    decompose: DecomposeRule | None = None,
-    attributes: tuple[AttrSpec, ...] = (),
-) -> OpDef:
-    """A unary elementwise op of one tensor `x`, its result typed like x."""
-    return OpDef(
-        f"pd_op.{name}",
-        operands=(operand("x"),),
-        attributes=attributes,
-        pattern=OpPatternKind.ELEMENTWISE,
-        infer_meta=im.unchanged,
-        kernel=kernel,
-        lowering=lowering,
-        decompose=decompose,
-    )
-
-
 OPS = [
-    _activation("relu", unary(relu), unary_lowering(_lower_relu)),
-    _activation("relu6", unary(relu6), unary_lowering(_lower_relu6)),
-    _activation("sigmoid", unary(sigmoid), unary_lowering(_lower_sigmoid, floating=True)),
-    _activation("silu", unary(silu), unary_lowering(_lower_silu, floating=True), _decompose_silu),
-    _activation(
+    unary_op("relu", unary(relu), unary_lowering(_lower_relu)),
+    unary_op("relu6", unary(relu6), unary_lowering(_lower_relu6)),
+    unary_op("sigmoid", unary(sigmoid), unary_lowering(_lower_sigmoid, floating=True)),
+    unary_op(
+        "silu",
+        unary(silu),
+        unary_lowering(_lower_silu, floating=True),
+        decompose=_decompose_silu,
+    ),
+    unary_op(
         "hardswish",
         unary(hardswish),
         unary_lowering(_lower_hardswish, floating=True),
-        _decompose_hardswish,
+        decompose=_decompose_hardswish,
     ),
-    _activation(
+    unary_op(
         "gelu",
         gelu_kernel,
         OpLowering(_lower_gelu, numeric),
-        _decompose_gelu,
-        (attr("approximate", BoolAttribute, False),),
+        attributes=(attr("approximate", BoolAttribute, False),),
+        decompose=_decompose_gelu,
     ),
-    _activation(
+    unary_op(
         "leaky_relu",
         leaky_relu_kernel,
         OpLowering(_lower_leaky_relu, numeric),
         attributes=(attr("negative_slope", DoubleAttribute, 0.02),),
     ),
-    _activation(
+    unary_op(
         "hardsigmoid",
         hardsigmoid_kernel,
         OpLowering(_lower_hardsigmoid, numeric),
-        _decompose_hardsigmoid,
-        (attr("slope", FloatAttribute, 0.2), attr("offset", FloatAttribute, 0.5)),
+        attributes=(attr("slope", FloatAttribute, 0.2), attr("offset", FloatAttribute, 0.5)),
+        decompose=_decompose_hardsigmoid,
     ),
 ]

@@ -89,6 +89,7 @@ from cinn_py.pir import infer_meta as im
 from cinn_py.pir.attributes import BoolAttribute, DataTypeAttribute, FloatAttribute, Int32Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import AttrSpec, InferContext, InferMeta, OpDef, attr, operand
+from cinn_py.pir.passes.decompose import DecomposeRule
 from cinn_py.pir.traits import OpPatternKind
 from cinn_py.pir.types import Type
 from cinn_py.reference_ops.context import Kernel, KernelContext, trunc_divide
@@ -525,13 +526,16 @@ def _lower_logical_not(ctx: LowerContext) -> Compute:
 # -- entries -------------------------------------------------------------------------------
 
 
-def _unary(
+def unary_op(
     name: str,
     kernel: Kernel,
     lowering: OpLowering,
     infer: InferMeta = im.unchanged,
     attributes: tuple[AttrSpec, ...] = (),
+    decompose: DecomposeRule | None = None,
 ) -> OpDef:
+    """The entry of a unary elementwise op `pd_op.<name>` of one tensor `x` (its result
+    typed like x unless `infer` says otherwise)."""
     return OpDef(
         f"pd_op.{name}",
         operands=(operand("x"),),
@@ -540,6 +544,7 @@ def _unary(
         infer_meta=infer,
         kernel=kernel,
         lowering=lowering,
+        decompose=decompose,
     )
 
 
@@ -558,7 +563,7 @@ def _binary(
 
 def _float_function(name: str, fn: Unary) -> OpDef:
     """A float function of x (an intrinsic of the same name when lowered)."""
-    return _unary(name, unary(fn), unary_lowering(_lower_intrinsic(name), floating=True))
+    return unary_op(name, unary(fn), unary_lowering(_lower_intrinsic(name), floating=True))
 
 
 def _compare(name: str, fn: Binary, expr: ExprBinary, logical: bool = False) -> OpDef:
@@ -580,42 +585,42 @@ OPS = [
     _float_function("tan", np.tan),
     _float_function("tanh", np.tanh),
     _float_function("erf", erf),
-    _unary("sign", unary(np.sign), unary_lowering(_lower_sign)),
-    _unary(
+    unary_op("sign", unary(np.sign), unary_lowering(_lower_sign)),
+    unary_op(
         "floor",
         unary(_float_only(np.floor)),
         unary_lowering(_float_only_expr(_lower_intrinsic("floor"))),
     ),
-    _unary(
+    unary_op(
         "ceil",
         unary(_float_only(np.ceil)),
         unary_lowering(_float_only_expr(_lower_intrinsic("ceil"))),
     ),
-    _unary("square", unary(np.square), unary_lowering(lambda v: Mul(v, v))),
-    _unary("reciprocal", unary(reciprocal), unary_lowering(lambda v: Div(const(1, v.dtype), v))),
-    _unary("abs", unary(np.abs), unary_lowering(_lower_intrinsic("abs")), _infer_abs),
-    _unary(
+    unary_op("square", unary(np.square), unary_lowering(lambda v: Mul(v, v))),
+    unary_op("reciprocal", unary(reciprocal), unary_lowering(lambda v: Div(const(1, v.dtype), v))),
+    unary_op("abs", unary(np.abs), unary_lowering(_lower_intrinsic("abs")), _infer_abs),
+    unary_op(
         "round",
         round_kernel,
         OpLowering(_lower_round, numeric),
         attributes=(attr("decimals", Int32Attribute, 0),),
     ),
-    _unary(
+    unary_op(
         "pow",
         pow_kernel,
         OpLowering(_lower_pow, numeric),
         attributes=(attr("y", FloatAttribute, 1.0),),
     ),
-    _unary(
+    unary_op(
         "logical_not",
         unary_test(np.logical_not),
         OpLowering(_lower_logical_not, any_dtype),
         im.to_bool,
     ),
-    _unary("isnan", unary_test(np.isnan), _lower_float_test("isnan", False), im.to_bool),
-    _unary("isinf", unary_test(np.isinf), _lower_float_test("isinf", False), im.to_bool),
-    _unary("isfinite", unary_test(np.isfinite), _lower_float_test("isfinite", True), im.to_bool),
-    _unary(
+    unary_op("isnan", unary_test(np.isnan), _lower_float_test("isnan", False), im.to_bool),
+    unary_op("isinf", unary_test(np.isinf), _lower_float_test("isinf", False), im.to_bool),
+    unary_op("isfinite", unary_test(np.isfinite), _lower_float_test("isfinite", True), im.to_bool),
+    unary_op(
         "cast",
         cast,
         OpLowering(_lower_cast, any_dtype),

@@ -361,6 +361,18 @@ def _accepts_pool(op: Operation) -> bool:
     return taps is not None and 0 < taps <= MAX_UNROLLED_TAPS
 
 
+def _adaptive_bin(window: Window, out_index: Expr, index_dtype: DataType) -> tuple[Expr, Expr]:
+    """[start, end) of adaptive bin `out_index`: floor(i H / OH), ceil((i + 1) H / OH)."""
+
+    def c(value: int) -> Expr:
+        return IntImm(value, index_dtype)
+
+    scaled = Mul(out_index, c(window.size))
+    start = Div(scaled, c(window.out))
+    end = Div(Add(scaled, c(window.size + window.out - 1)), c(window.out))
+    return start, end
+
+
 def _tap(
     window: Window, out_index: Expr, k: int, index_dtype: DataType
 ) -> tuple[Expr, Expr | None]:
@@ -370,10 +382,7 @@ def _tap(
         return IntImm(value, index_dtype)
 
     if window.adaptive:
-        start = Div(Mul(out_index, c(window.size)), c(window.out))
-        end = Div(
-            Add(Mul(out_index, c(window.size)), c(window.size + window.out - 1)), c(window.out)
-        )
+        start, end = _adaptive_bin(window, out_index, index_dtype)
         position = Add(start, c(k))
         if window.taps == 1:
             return position, None
@@ -382,11 +391,16 @@ def _tap(
     checks: list[Expr] = []
     if k < window.pad:
         checks.append(GE(position, c(0)))
-    if (window.out - 1) * window.stride - window.pad + k >= window.size:
+    if _may_pass_the_end(window, k):
         checks.append(LT(position, c(window.size)))
     if not checks:
         return position, None
     return position, checks[0] if len(checks) == 1 else And(checks[0], checks[1])
+
+
+def _may_pass_the_end(window: Window, k: int) -> bool:
+    """Whether tap k of some fixed window lies past the input's end."""
+    return (window.out - 1) * window.stride - window.pad + k >= window.size
 
 
 def _clamped_tap(window: Window, out_index: Expr, k: int, index_dtype: DataType) -> Expr:
@@ -404,13 +418,11 @@ def _clamped_tap(window: Window, out_index: Expr, k: int, index_dtype: DataType)
     if valid is None:
         return position
     if window.adaptive:
-        end = Div(
-            Add(Mul(out_index, c(window.size)), c(window.size + window.out - 1)), c(window.out)
-        )
+        _, end = _adaptive_bin(window, out_index, index_dtype)
         return Min(position, Sub(end, c(1)))
     if k < window.pad:
         position = Max(position, c(0))
-    if (window.out - 1) * window.stride - window.pad + k >= window.size:
+    if _may_pass_the_end(window, k):
         position = Min(position, c(window.size - 1))
     return position
 
@@ -422,10 +434,7 @@ def _count(window: Window, out_index: Expr, index_dtype: DataType) -> Expr:
         return IntImm(value, index_dtype)
 
     if window.adaptive:
-        start = Div(Mul(out_index, c(window.size)), c(window.out))
-        end = Div(
-            Add(Mul(out_index, c(window.size)), c(window.size + window.out - 1)), c(window.out)
-        )
+        start, end = _adaptive_bin(window, out_index, index_dtype)
         return Sub(end, start)
     start = Sub(Mul(out_index, c(window.stride)), c(window.pad))
     return Sub(Min(Add(start, c(window.taps)), c(window.size)), Max(start, c(0)))

@@ -18,7 +18,6 @@ would share the counters); runs on one stream are ordered.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -60,12 +59,6 @@ class KernelModule(Protocol):
         """The module ready to launch prepared launches in the block (its context current
         on cuda), giving the stream to pass them."""
         ...
-
-
-def bound(module: Any) -> AbstractContextManager[Any]:
-    """`module.bound()`, or nothing to bind for a module that only launches."""
-    method = getattr(module, "bound", None)
-    return method() if method is not None else contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,7 @@ class Instruction:
         uses `prepare` instead, once per binding)."""
         launch = self.prepare(scope)
         if launch is not None:
-            with bound(self.module) as stream:
+            with self.module.bound() as stream:
                 launch(stream)
 
     def prepare(self, scope: Scope) -> Callable[[Any], None] | None:
@@ -127,11 +120,7 @@ class Instruction:
             else self.workspace_array(workspace, scope.target)
             for name, workspace in zip(self.args, self._workspaces, strict=True)
         ]
-        prepare = getattr(self.module, "prepare", None)
-        if prepare is None:  # a module that only launches (a test's stand-in)
-            module, args = self.module, (self.name, self.grid, self.block, arrays, self.shared_mem)
-            return lambda stream: module.launch(*args)
-        return prepare(self.name, self.grid, self.block, arrays, self.shared_mem)
+        return self.module.prepare(self.name, self.grid, self.block, arrays, self.shared_mem)
 
     @functools.cached_property
     def _workspaces(self) -> tuple[Workspace | None, ...]:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from cinn_py.errors import CinnError
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
-from cinn_py.runtime.instruction import Instruction, bound
+from cinn_py.runtime.instruction import Instruction
 from cinn_py.runtime.library import LibraryInstruction, Storage
 from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.runtime.scope import Scope
@@ -105,7 +105,7 @@ class RuntimeProgram:
             binding = self._binding
             assert binding is not None
         if binding.module is not None:
-            with bound(binding.module) as stream:
+            with binding.module.bound() as stream:
                 for _, call in binding.calls:
                     call(stream)
             return
@@ -113,7 +113,7 @@ class RuntimeProgram:
             if module is None:
                 call(None)
             else:
-                with bound(module) as stream:
+                with module.bound() as stream:
                     call(stream)
 
     def _scope(self, scope: Scope | None, what: str) -> Scope:

@@ -5,6 +5,7 @@ has no GPU; the real events run under `gpu`)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 from pathlib import Path
@@ -41,9 +42,18 @@ class FakeGpu:
             get_elapsed_time=lambda start, end: end.at - start.at,
         )
 
+    def prepare(self, name, grid, block, args, shared_mem=0):
+        def launch(stream):
+            self.calls.append(f"launch {name}")
+            self.clock += self.kernel_ms
+
+        return launch
+
     def launch(self, name, grid, block, args, shared_mem=0):
-        self.calls.append(f"launch {name}")
-        self.clock += self.kernel_ms
+        self.prepare(name, grid, block, args, shared_mem)(None)
+
+    def bound(self, stream=None):
+        return contextlib.nullcontext()
 
 
 class Variable:
