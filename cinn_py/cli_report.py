@@ -174,8 +174,7 @@ def profile_table(times: Sequence[StepTime], target: str) -> str:
             what = f"{step.group}  {step.name}  {launch_dims(step.grid, step.block)}"
             what += f"  dynamic shared {step.shared_mem} B"
         else:
-            host = get_target(target).library_where
-            what = f"{step.group}  library {step.op.name} (reference kernel, {host})"
+            what = f"{step.group}  library {step.op.name} ({step.call.where})"
         rows.append((what, duration(timed.seconds)))
     rows.append(("total", duration(sum(t.seconds for t in times))))
     width = max(len(what) for what, _ in rows)

@@ -120,6 +120,24 @@ class CacheWarning(UserWarning):
     key's): it names the entry and what was wrong; the entry is removed and rebuilt."""
 
 
+class HostFallbackWarning(UserWarning):
+    """A library op on `cuda` that the device table has no entry for, so it runs by its
+    NumPy reference kernel with copies to and from the host: correct, but slow and
+    outside CUDA graphs. It names the op."""
+
+
+class MissingLibraryError(CinnError):
+    """A GPU library a device call needs (nvmath-python, the cuDNN frontend, CuPy) is not
+    installed: names the package and the extra that installs it."""
+
+    def __init__(self, package: str, needed_for: str, extra: str = "gpu") -> None:
+        self.package = package
+        super().__init__(
+            f"{needed_for} on 'cuda' needs the package '{package}', which is not installed: "
+            f"pip install 'cinn_py[{extra}]' (or pip install {package})"
+        )
+
+
 class LoadError(CinnError):
     """A saved model (model.json / model.pdiparams) that cannot be read, or a program file
     that holds no text (binary data, UTF-16): file and why."""

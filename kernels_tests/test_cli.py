@@ -555,7 +555,9 @@ def test_groups_explain_says_why_groups_were_not_merged(capsys):
     assert code == 0
     program, explained = out.split("\nnot fused (--explain):\n")
     assert program.endswith("}\n")
-    library = "pd_op.matmul is a library op (no generated kernel: its reference kernel runs it)"
+    library = (
+        "pd_op.matmul is a library op (no generated kernel: the target's library call runs it)"
+    )
     assert explained.splitlines() == [
         f"  group_0 -> group_1 along %5 (pd_op.matmul, pd_op.add): {library}",
         f"  group_1 -> group_2 along %7 (pd_op.multiply, pd_op.matmul): {library}",
@@ -598,7 +600,9 @@ def test_groups_explain_names_the_row_rule_and_the_cycle(capsys, tmp_path):
     )
     code, out, err = run_cli(capsys, "groups", path, "--explain")
     assert code == 0, err
-    library = "pd_op.matmul is a library op (no generated kernel: its reference kernel runs it)"
+    library = (
+        "pd_op.matmul is a library op (no generated kernel: the target's library call runs it)"
+    )
     assert out.split("\nnot fused (--explain):\n")[1].splitlines() == [
         f"  group_0 -> group_1 along %2 (pd_op.exp, pd_op.matmul): {library}",
         "  group_0 -> group_2 along %4 (pd_op.divide, pd_op.add): would create a cycle "

@@ -220,7 +220,7 @@ class PIRCompiler:
                     raise CompileError(f"codegen made no kernel {kernel_name(group)}")
                 steps.append(_kernel_step(group, info, module, plan, stages.names))
             else:
-                steps.extend(_library_steps(group, plan))
+                steps.extend(_library_steps(group, plan, self.target))
         memory = self._plan_memory(steps, plan, stages.program)
         scope = self._bind_scope(plan, stages.program, memory)
         self.timings["total"] = time.perf_counter() - start
@@ -445,12 +445,15 @@ def _workspace(arg: Argument, kernel: str) -> Workspace:
     return Workspace(arg.name, storage_dtype(buffer.dtype), tuple(shape))
 
 
-def _library_steps(group: Group, plan: StoragePlan) -> list[LibraryInstruction]:
+def _library_steps(group: Group, plan: StoragePlan, target: Target) -> list[LibraryInstruction]:
+    """Each op of a LIBRARY group planned for the target (`Target.plan_library_op`) over
+    its operands' and results' variables."""
     steps = []
     for op in group.ops:
         operands = [None if v is None else plan.of(v, op.name) for v in op.operand_values()]
+        results = [plan.get(r) for r in op.results]
         steps.append(
-            LibraryInstruction(group.name, op, operands, [plan.get(r) for r in op.results])
+            LibraryInstruction(group.name, op, operands, results, target.plan_library_op(op))
         )
     return steps
 

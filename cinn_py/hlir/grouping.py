@@ -316,7 +316,7 @@ class _Grouper:
                 return None
             return f"{op.name} unpacks a Tensor[] of an op that does not fuse"
         if not is_fusible(op):
-            return f"{op.name} is a library op (no generated kernel: its reference kernel runs it)"
+            return f"{op.name} is a library op (no generated kernel: the target's library call runs it)"
         # A Tensor[] result must be unpacked inside the group (split -> builtin.split).
         for result in op.results:
             if not isinstance(result.type, DenseTensorType):

@@ -89,7 +89,7 @@ class RuntimeProgram:
                 if launch is not None:
                     calls.append((step.module, launch))
             else:
-                calls.append((None, _library_call(step, scope)))
+                calls.append((None, step.prepare(scope)))
         modules = {id(m): m for m, _ in calls if m is not None}
         single = next(iter(modules.values())) if len(modules) == 1 else None
         self._binding = _Binding(scope, scope.generation, calls, single)
@@ -161,13 +161,6 @@ class _Binding:
     generation: int
     calls: list[tuple[Any, Callable[[Any], None]]]
     module: Any
-
-
-def _library_call(step: LibraryInstruction, scope: Scope) -> Callable[[Any], None]:
-    def call(stream: Any) -> None:
-        step.run(scope)
-
-    return call
 
 
 def _event_times(steps: list[Step], scope: Scope, events: KernelEvents) -> list[StepTime]:

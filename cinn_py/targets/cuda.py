@@ -3,6 +3,7 @@ CuPy, launches asynchronous on CuPy's current stream."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,12 +11,12 @@ import numpy as np
 
 from cinn_py.backends import codegen_cuda, cuda_module, nvrtc
 from cinn_py.backends.codegen_cuda import CudaSource
-from cinn_py.errors import CinnError
+from cinn_py.errors import CinnError, HostFallbackWarning
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
-from cinn_py.reference import run_op
 from cinn_py.targets.device import gpu_facts, no_gpu_reason
+from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
 from cinn_py.targets.target import Target
 
 
@@ -45,7 +46,6 @@ class CudaTarget(Target):
     compiles = True
     device_memory = True
     kernel_clock = "GPU time from CUDA events"
-    library_where = "host, with copies"
 
     def unavailable_reason(self) -> str | None:
         return no_gpu_reason()
@@ -94,10 +94,22 @@ class CudaTarget(Target):
 
         return cupy.empty(nbytes, dtype=np.uint8)  # 256-byte aligned, as cudaMalloc
 
-    def run_library_op(self, op: Operation, values: list[Any]) -> list[Any]:
-        """The reference kernel on the host: the caller copies operands from the device
-        (`Variable.to_numpy`, which waits for the stream) and results back."""
-        return run_op(op, values)
+    def plan_library_op(self, op: Operation) -> LibraryCall:
+        """The op's entry in the device table (`cuda_library`: cuBLASLt, cuDNN, CuPy),
+        planned now; an op the table lacks runs its reference kernel on the host, with
+        copies both ways, and warns (HostFallbackWarning)."""
+        from cinn_py.targets import cuda_library
+
+        call = cuda_library.plan(op)
+        if call is not None:
+            return call
+        warnings.warn(
+            f"{op.name} has no device entry on 'cuda': it runs its NumPy reference kernel "
+            "on the host, with copies to and from the GPU, outside CUDA graphs",
+            HostFallbackWarning,
+            stacklevel=2,
+        )
+        return HostLibraryCall(op, "reference kernel, host, with copies", wait=_wait_stream)
 
     def synchronize(self) -> None:
         import cupy
@@ -106,3 +118,13 @@ class CudaTarget(Target):
 
     def events(self) -> CudaEvents:
         return CudaEvents()
+
+
+def _wait_stream(stream: Any) -> None:
+    """Wait for the work queued on `stream` (a CUstream handle; None: CuPy's current)."""
+    import cupy
+
+    if stream is None:
+        cupy.cuda.get_current_stream().synchronize()
+    else:
+        cupy.cuda.ExternalStream(int(stream)).synchronize()

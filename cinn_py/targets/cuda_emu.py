@@ -12,8 +12,8 @@ from cinn_py.backends.codegen_cuda import CudaSource
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
-from cinn_py.reference import run_op
 from cinn_py.targets.device import no_gpu_reason
+from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
 from cinn_py.targets.memory import aligned_empty
 from cinn_py.targets.target import Target
 
@@ -22,7 +22,6 @@ class CudaEmuTarget(Target):
     name = "cuda-emu"
     compiles = True
     kernel_clock = "emulated: CPU time, not GPU time"
-    library_where = "host"
 
     def why_default(self) -> str:
         return f"no GPU: {no_gpu_reason()}"
@@ -51,5 +50,6 @@ class CudaEmuTarget(Target):
     def arena(self, nbytes: int, alignment: int) -> Any:
         return aligned_empty((nbytes,), np.uint8, alignment)
 
-    def run_library_op(self, op: Operation, values: list[Any]) -> list[Any]:
-        return run_op(op, values)
+    def plan_library_op(self, op: Operation) -> LibraryCall:
+        """The op's NumPy reference kernel, reading and writing the host arrays."""
+        return HostLibraryCall(op)

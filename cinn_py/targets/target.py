@@ -7,7 +7,8 @@ tinygrad's `Compiled` device): the driver, the runtime, the API and the CLI ask 
     compiler        `compile(source, name, arch)`: the unit -> a built artefact
     module loader   `load(built)`: the artefact -> a module with `launch(...)`
     array library   `empty`, `zeros`, `arena`: where a Scope's arrays live
-    library calls   `run_library_op(op, values)`: ops that get no generated kernel
+    library calls   `plan_library_op(op)`: a `LibraryCall` for an op that gets no
+                    generated kernel, planned once at build time (`library_call`)
     device limits   `target_info(arch)`: the `TargetInfo` the scheduler reads
     synchronisation `synchronize()`, and `events()` for timing kernels on the device
 
@@ -28,6 +29,7 @@ from cinn_py.errors import CinnError
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
+from cinn_py.targets.library_call import LibraryCall
 
 
 class KernelEvents(Protocol):
@@ -50,8 +52,6 @@ class Target:
     """Whether its arrays live on a device, so feeds already there may stay there."""
     kernel_clock: str = ""
     """What `--profile` says measured the kernels."""
-    library_where: str = ""
-    """Where a library op runs, as `--profile` says it."""
 
     def __str__(self) -> str:
         return self.name
@@ -98,9 +98,9 @@ class Target:
         """A byte array of `nbytes` whose start is on `alignment`."""
         raise self._no_kernels("memory")
 
-    def run_library_op(self, op: Operation, values: list[Any]) -> list[Any]:
-        """Run `op`, which got no generated kernel, on host values (the reference
-        kernel's convention: bfloat16 as float32 values)."""
+    def plan_library_op(self, op: Operation) -> LibraryCall:
+        """`op`, which got no generated kernel, planned for this target: a call that runs
+        it over its variables' arrays on every run (`library_call`)."""
         raise self._no_kernels("library calls")
 
     def synchronize(self) -> None:

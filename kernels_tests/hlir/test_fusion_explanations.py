@@ -19,7 +19,7 @@ FUSION_PASSES = [
     "common_subexpression_elimination",
     "dead_code_elimination",
 ]
-LIBRARY = "pd_op.matmul is a library op (no generated kernel: its reference kernel runs it)"
+LIBRARY = "pd_op.matmul is a library op (no generated kernel: the target's library call runs it)"
 
 
 def build(make, shapes=((4, 4),)):

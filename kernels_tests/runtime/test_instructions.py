@@ -13,6 +13,7 @@ from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat1
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.runtime import Instruction, LibraryInstruction, RuntimeProgram, Scope
+from cinn_py.targets.library_call import HostLibraryCall
 
 F32 = DataType.FLOAT32
 
@@ -83,7 +84,7 @@ def test_library_instruction_runs_the_reference_kernel():
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     scope.var("var_0", tensor(4, 6)).set(x)
     scope.var("var_1", tensor(4))
-    LibraryInstruction("group_1", op, ["var_0", None], ["var_1"]).run(scope)
+    LibraryInstruction("group_1", op, ["var_0", None], ["var_1"], HostLibraryCall(op)).run(scope)
     np.testing.assert_array_equal(scope["var_1"].array, x.sum(axis=1))
 
 
@@ -106,10 +107,16 @@ def test_library_instruction_reads_and_writes_tensor_lists_and_bfloat16():
     scope.var("var_1", tensor(4, 2, dtype=bf16)).set(y)
     for name, dims in [("var_3", (4, 8)), ("var_4_0", (2, 8)), ("var_4_1", (2, 8))]:
         scope.var(name, tensor(*dims, dtype=bf16))
-    concat = LibraryInstruction("group_0", ops[3], [["var_0", "var_1"]], ["var_3"])
-    split = LibraryInstruction("group_1", ops[4], ["var_3"], [["var_4_0", "var_4_1"]])
+    concat = LibraryInstruction(
+        "group_0", ops[3], [["var_0", "var_1"]], ["var_3"], HostLibraryCall(ops[3])
+    )
+    split = LibraryInstruction(
+        "group_1", ops[4], ["var_3"], [["var_4_0", "var_4_1"]], HostLibraryCall(ops[4])
+    )
     scope.var("var_5", tensor(dtype=bf16))
-    total = LibraryInstruction("group_2", ops[5], ["var_3", None], ["var_5"])
+    total = LibraryInstruction(
+        "group_2", ops[5], ["var_3", None], ["var_5"], HostLibraryCall(ops[5])
+    )
     RuntimeProgram([concat, split, total], Scope("cuda-emu")).execute(scope)
     joined = np.concatenate([x, y], axis=1)
     assert scope["var_3"].array.dtype == np.uint16
@@ -134,7 +141,13 @@ def test_runtime_program_chains_kernels_and_library_ops_in_order(module):
     scope.var("var_2", tensor(4, 1))
     steps = [
         Instruction("group_0", module, "exp_rows", (1, 1, 1), (32, 1, 1), 0, ("var_0", "var_1")),
-        LibraryInstruction("group_1", list(program.block)[2], ["var_1", None], ["var_2"]),
+        LibraryInstruction(
+            "group_1",
+            list(program.block)[2],
+            ["var_1", None],
+            ["var_2"],
+            HostLibraryCall(list(program.block)[2]),
+        ),
     ]
     runtime_program = RuntimeProgram(steps, scope)
     runtime_program.execute()

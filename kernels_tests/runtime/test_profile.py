@@ -74,6 +74,7 @@ class HostStep:
 
     group = "group_1"
     op = types.SimpleNamespace(name="pd_op.matmul")
+    call = types.SimpleNamespace(where="reference kernel, host, with copies")
 
     def __init__(self, gpu: FakeGpu) -> None:
         self.gpu = gpu
