@@ -91,13 +91,20 @@ class Executable:
         fetch: Sequence[str] | None = None,
         *,
         copy_to_host: bool = True,
+        stream: Any = None,
     ) -> dict[str, Any]:
         """Run with `feeds` (by data name) and `params` (by parameter name; defaults to the
         program's own). `fetch` picks outputs, or any value, by printed id (`%24`) or `outN`.
-        `copy_to_host=False` keeps the outputs of `cuda` on the GPU (CuPy arrays)."""
+
+        Feeds already in the target's memory (CuPy or any DLPack / CUDA-array-interface
+        array on `cuda`, NumPy on `cuda-emu`), C-contiguous and 16-byte aligned, are read
+        in place, not copied; the program never writes them. `copy_to_host=False` keeps
+        the outputs of `cuda` on the GPU (CuPy arrays): each is a copy of its own, which
+        no later run overwrites. `stream` (a CuPy or torch stream, or a handle) is where
+        a `cuda` run queues its work, CuPy's current stream when None."""
         names, values = self._select(fetch)
         if isinstance(self.runner, CompiledProgram):
-            arrays = self.runner.run(feeds, params, values, copy_to_host)
+            arrays = self.runner.run(feeds, params, values, copy_to_host, stream)
         else:
             checked = check_feeds(self.program, feeds)
             arrays = self.runner.run(checked, check_params(self.program, params), values)
@@ -158,17 +165,26 @@ class Executable:
         return list(fetch), values
 
 
-def compile(program: Program, target: str | None = None) -> Executable:
+def compile(
+    program: Program, target: str | None = None, *, cuda_graph: bool | None = None
+) -> Executable:
     """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
     `default_target()`). A program with static shapes is compiled here; one with -1 dims
-    on its first run with each new set of feed shapes."""
+    on its first run with each new set of feed shapes.
+
+    `cuda_graph` (default: on where the target captures graphs, i.e. `cuda`) records
+    the program's kernels and capturable library calls into CUDA graphs on the first
+    run and replays them after; `cuda_graph=False` launches each step. On the other
+    targets the steps run in order either way."""
     chosen = get_target(target or default_target())
     chosen.check_available()
     verify_program(program)
     outputs = program.outputs()
     names = output_names(program, outputs)
     if chosen.compiles:
-        runner: ReferenceExecutor | CompiledProgram = CompiledProgram(program, chosen)
+        runner: ReferenceExecutor | CompiledProgram = CompiledProgram(
+            program, chosen, cuda_graph=cuda_graph
+        )
     else:
         runner = ReferenceExecutor(program)
     return Executable(program, chosen.name, names, outputs, runner)

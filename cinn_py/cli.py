@@ -59,6 +59,7 @@ from cinn_py.cli_report import (
     launch_line,
     profile_table,
     status_line,
+    steps_summary,
     where_line,
 )
 from cinn_py.driver.pir_compiler import PIRCompiler, Stages, group_source
@@ -152,10 +153,18 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
     run.add_argument(
+        "--no-cuda-graph",
+        dest="cuda_graph",
+        action="store_false",
+        default=None,
+        help="on cuda, launch each step instead of replaying CUDA graphs",
+    )
+    run.add_argument(
         "-v",
         "--verbose",
         action="store_true",
-        help="print the seconds of each compile stage and the memory plan's arena and naive bytes",
+        help="print the seconds of each compile stage, the memory plan's arena and naive "
+        "bytes, and how the library calls and CUDA graphs run",
     )
     run.set_defaults(handler=_cmd_run)
 
@@ -233,6 +242,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"cinn-py: {exe.target}: {len(exe.kernels)} kernel(s); {stages}", file=sys.stderr)
     if args.verbose and exe.memory is not None:
         print(f"cinn-py: memory: {exe.memory.summary()}", file=sys.stderr)
+    if args.verbose and exe.runtime_program is not None:
+        print(f"cinn-py: steps: {steps_summary(exe.runtime_program)}", file=sys.stderr)
     dtypes = {}
     for name, line, dtype in _output_lines(exe, outputs):
         print(f"{name}: {line}")
@@ -273,7 +284,7 @@ def _compile_and_run(
     summary = RunSummary(*_target(args.target))
     counts = cache.stats.snapshot()
     start = time.perf_counter()
-    exe = api.compile(program, summary.target)
+    exe = api.compile(program, summary.target, cuda_graph=getattr(args, "cuda_graph", None))
     summary.compile_s = time.perf_counter() - start
     before = _runtime(exe)
     start = time.perf_counter()

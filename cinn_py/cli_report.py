@@ -9,6 +9,7 @@ Every function here returns text and prints nothing, so the tests compare string
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from cinn_py.ir.expr import MemoryType
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32
 from cinn_py.runtime.instruction import Instruction
-from cinn_py.runtime.runtime_program import StepTime
+from cinn_py.runtime.runtime_program import RuntimeProgram, StepTime
 from cinn_py.targets import get_target
 from cinn_py.tolerances import Comparison
 
@@ -180,6 +181,22 @@ def profile_table(times: Sequence[StepTime], target: str) -> str:
     width = max(len(what) for what, _ in rows)
     lines.extend(f"  {what.ljust(width)}  {seconds:>9}" for what, seconds in rows)
     return "\n".join(lines) + "\n"
+
+
+def steps_summary(runtime: RuntimeProgram) -> str:
+    """The runtime program's steps for `run -v`: kernels, library calls by what runs
+    them, and the CUDA graphs the last run replayed."""
+    kernels = len(runtime.kernels)
+    where = Counter(
+        step.call.where for step in runtime.instructions if not isinstance(step, Instruction)
+    )
+    calls = "; ".join(f"{count} by {what}" for what, count in sorted(where.items()))
+    library = f"{sum(where.values())} library call(s)" + (f" ({calls})" if calls else "")
+    if runtime.cuda_graph:
+        graphs = f"CUDA graphs on, {runtime.graph_count} captured"
+    else:
+        graphs = "CUDA graphs off"
+    return f"{kernels} kernel(s), {library}; {graphs}"
 
 
 def launch_dims(grid: Sequence[int], block: Sequence[int]) -> str:

@@ -86,6 +86,26 @@ def test_run_cuda_emu_check_and_stage_timings(capsys):
     assert "check %7 (cuda-emu vs reference): ok, max abs error" in stdout
     assert err.startswith("cinn-py: cuda-emu: 1 kernel(s); passes ")  # softmax by hand: one kernel
     assert "compile " in err and "total " in err
+    assert "cinn-py: steps: 1 kernel(s), 0 library call(s); CUDA graphs off\n" in err
+
+
+def test_run_verbose_names_what_runs_the_library_calls(capsys):
+    code, _, err = run_cli(
+        capsys,
+        "run",
+        os.path.join(MODELS, "mlp"),
+        "--target",
+        "cuda-emu",
+        "--no-cuda-graph",
+        "-v",
+    )
+    assert code == 0
+    steps = next(line for line in err.splitlines() if line.startswith("cinn-py: steps:"))
+    assert re.fullmatch(
+        r"cinn-py: steps: \d+ kernel\(s\), (\d+) library call\(s\) \((\d+) by reference "
+        r"kernel, host\); CUDA graphs off",
+        steps,
+    ), steps
 
 
 def test_run_defaults_to_a_compiled_target(capsys):

@@ -15,6 +15,10 @@ emulator's errors: ValueError for an unknown kernel or a grid, block or shared m
 beyond the device (or the kernel), FeedError for a host array or an argument list that
 does not match the kernel's parameters. Every driver call is checked: a failed launch
 is a KernelError, any other failure a CinnError naming the call and the kernel.
+
+`prepare` checks and packs a launch once; `capture(calls)` records prepared launches
+(and library calls that allow it) into a CUDA graph by stream capture on a private
+stream and instantiates it once (`CudaGraph`: one `cuGraphLaunch` per replay).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import struct
 import sys
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +161,8 @@ class _State:
     initialized: bool = False
     primary: dict[int, Any] = field(default_factory=dict)
     limits: dict[int, DeviceLimits] = field(default_factory=dict)
+    capture_streams: dict[int, Any] = field(default_factory=dict)
+    """Per context, the private stream graphs are captured on (see `capture_graph`)."""
 
 
 _state = _State()
@@ -228,7 +234,7 @@ def device_arch() -> str:
     return f"sm_{major}{minor}"
 
 
-def _stream_handle(stream: Any) -> int:
+def stream_handle(stream: Any) -> int:
     """A CUstream handle from None (CuPy's current stream, else the default stream), an
     int, a CUstream, a `__cuda_stream__` object or a CuPy stream (`.ptr`)."""
     if stream is None:
@@ -239,10 +245,14 @@ def _stream_handle(stream: Any) -> int:
     protocol = getattr(stream, "__cuda_stream__", None)
     if callable(protocol):
         return int(protocol()[1])
-    pointer = getattr(stream, "ptr", None)
+    pointer = getattr(stream, "ptr", None)  # CuPy's Stream
+    if pointer is None:
+        pointer = getattr(stream, "cuda_stream", None)  # torch's Stream
     if pointer is not None:
         return int(pointer)
-    raise TypeError(f"stream must be None, an int, a CUstream or a CuPy stream, not {stream!r}")
+    raise TypeError(
+        f"stream must be None, an int, a CUstream, a CuPy or torch stream, not {stream!r}"
+    )
 
 
 @contextlib.contextmanager
@@ -390,7 +400,14 @@ class CudaModule:
         if not self._finalizer.alive:
             raise CinnError("launch: the module was unloaded")
         with _bound(self._context):
-            yield driver.CUstream(_stream_handle(stream))
+            yield driver.CUstream(stream_handle(stream))
+
+    def capture(self, calls: Sequence[Callable[[Any], None]]) -> CudaGraph:
+        """`calls` (prepared launches, or library calls that allow capture, each taking a
+        stream) recorded once into a CUDA graph in the module's context (`capture_graph`)."""
+        if not self._finalizer.alive:
+            raise CinnError("graph capture: the module was unloaded")
+        return capture_graph(self._context, calls)
 
     def launch(
         self,
@@ -438,6 +455,83 @@ class PreparedLaunch:
             _call(result, "cuLaunchKernel", self.name, KernelError)
 
     launch = __call__
+
+
+def _capture_stream(context: Any) -> Any:
+    """The context's private non-blocking stream that graphs are captured on, made once:
+    capture records without running, so it need not be the stream the graph runs on (the
+    legacy default stream, CuPy's default, cannot be captured at all)."""
+    key = int(context)
+    stream = _state.capture_streams.get(key)
+    if stream is None:
+        flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING
+        stream = _call(driver.cuStreamCreate(flags), "cuStreamCreate")
+        _state.capture_streams[key] = stream
+    return stream
+
+
+def capture_graph(context: Any, calls: Sequence[Callable[[Any], None]]) -> CudaGraph:
+    """Record `calls` into a graph by stream capture and instantiate it once.
+
+    Each call gets the capture stream and enqueues its work on it (kernels by their
+    packed `cuLaunchKernel`, library calls by their library on that stream). Capture is
+    thread-local (`CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`): another thread's work is not
+    disturbed, and a call that synchronises or allocates fails the capture, which is
+    why only calls that declare themselves `capturable` are given. A failed capture is
+    ended and its graph freed before the error propagates."""
+    with _bound(context):
+        stream = _capture_stream(context)
+        mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        _call(driver.cuStreamBeginCapture(stream, mode), "cuStreamBeginCapture")
+        try:
+            for call in calls:
+                call(stream)
+        except BaseException:
+            error, graph = driver.cuStreamEndCapture(stream)
+            if error == driver.CUresult.CUDA_SUCCESS and graph is not None and int(graph):
+                driver.cuGraphDestroy(graph)
+            raise
+        graph = _call(driver.cuStreamEndCapture(stream), "cuStreamEndCapture")
+        try:
+            executable = _call(driver.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        finally:
+            driver.cuGraphDestroy(graph)
+    return CudaGraph(executable, context, len(calls))
+
+
+def _destroy_graph(api: Any, executable: Any, context: Any) -> None:
+    """Finalizer: free an instantiated graph with the driver API that made it (it may
+    run late, when the context or the driver is gone, so failures are ignored)."""
+    with contextlib.suppress(Exception):
+        (error,) = api.cuCtxPushCurrent(context)
+        if error == api.CUresult.CUDA_SUCCESS:
+            try:
+                api.cuGraphExecDestroy(executable)
+            finally:
+                api.cuCtxPopCurrent()
+
+
+class CudaGraph:
+    """An instantiated CUDA graph of `steps` recorded calls (`capture_graph`): calling it
+    with a stream handle is one `cuGraphLaunch` (the context must be current, as for a
+    prepared launch). The arrays the recorded calls use must keep their addresses."""
+
+    __slots__ = ("executable", "steps", "_finalizer", "__weakref__")
+
+    def __init__(self, executable: Any, context: Any, steps: int) -> None:
+        self.executable = executable
+        self.steps = steps
+        self._finalizer = weakref.finalize(self, _destroy_graph, driver, executable, context)
+
+    def __call__(self, stream: Any) -> None:
+        result = driver.cuGraphLaunch(self.executable, stream)
+        if result[0] != driver.CUresult.CUDA_SUCCESS:
+            _call(result, "cuGraphLaunch", None, KernelError)
+
+    launch = __call__
+
+    def __repr__(self) -> str:
+        return f"CudaGraph({self.steps} steps)"
 
 
 def _check_args(kernel: str, sizes: tuple[int, ...] | None, args: Sequence[Any]) -> None:

@@ -30,6 +30,7 @@ from cuda.bindings import driver as real_driver
 
 from cinn_py.backends import cuda_module
 from cinn_py.targets.cuda import CudaTarget
+from cinn_py.targets.library_call import HostLibraryCall
 
 OK = real_driver.CUresult.CUDA_SUCCESS
 INVALID_VALUE = real_driver.CUresult.CUDA_ERROR_INVALID_VALUE
@@ -55,6 +56,8 @@ class StandInDriver:
     CUdevice_attribute = real_driver.CUdevice_attribute
     CUfunction_attribute = real_driver.CUfunction_attribute
     CUstream = real_driver.CUstream
+    CUstream_flags = real_driver.CUstream_flags
+    CUstreamCaptureMode = real_driver.CUstreamCaptureMode
 
     def __init__(
         self,
@@ -78,6 +81,13 @@ class StandInDriver:
         self.function_attributes: list[tuple[str, int, int]] = []
         self.fail: dict[str, real_driver.CUresult] = {}
         self._functions: dict[int, str] = {}
+        self.streams_created = 0
+        self.capturing: dict[int, list[dict]] = {}
+        """Per stream under capture, the launches recorded so far (not run)."""
+        self.graphs: dict[int, list[dict]] = {}
+        self.executables: dict[int, list[dict]] = {}
+        """Instantiated graphs (by handle): the launches each replays."""
+        self.graph_launches = 0
 
     def _result(self, call: str, *values):
         self.calls.append(call)
@@ -153,15 +163,56 @@ class StandInDriver:
         self.function_attributes.append((self._functions[function], attribute.name, value))
         return self._result("cuFuncSetAttribute")
 
+    def cuStreamCreate(self, flags):
+        self.streams_created += 1
+        return self._result("cuStreamCreate", real_driver.CUstream(0x5000 + self.streams_created))
+
+    def cuStreamBeginCapture(self, stream, mode):
+        self.capturing[int(stream)] = []
+        return self._result("cuStreamBeginCapture")
+
+    def cuStreamEndCapture(self, stream):
+        launches = self.capturing.pop(int(stream))
+        handle = 0x6000 + len(self.graphs) + len(self.executables) + 1
+        self.graphs[handle] = launches
+        return self._result("cuStreamEndCapture", real_driver.CUgraph(handle))
+
+    def cuGraphInstantiate(self, graph, flags):
+        handle = 0x7000 + len(self.executables) + 1
+        self.executables[handle] = list(self.graphs[int(graph)])
+        return self._result("cuGraphInstantiate", real_driver.CUgraphExec(handle))
+
+    def cuGraphDestroy(self, graph):
+        self.graphs.pop(int(graph), None)
+        return self._result("cuGraphDestroy")
+
+    def cuGraphExecDestroy(self, executable):
+        self.executables.pop(int(executable), None)
+        return self._result("cuGraphExecDestroy")
+
+    def cuGraphLaunch(self, executable, stream):
+        """Replays the launches the graph recorded: each counts (and, with `record`, is
+        kept with `graph` set to the executable's handle)."""
+        launches = self.executables[int(executable)]
+        self.graph_launches += 1
+        self.launch_count += len(launches)
+        if self.record:
+            self.calls.append("cuGraphLaunch")
+            for launch in launches:
+                self.launches.append({**launch, "stream": int(stream), "graph": int(executable)})
+        return (self.fail.get("cuGraphLaunch", OK),)
+
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        self.launch_count += 1
-        if not self.record:
+        captured = self.capturing.get(int(stream))
+        if captured is None:
+            self.launch_count += 1
+        if not self.record and captured is None:
             return (OK,)
         name = self._functions[function]
         sizes = self.param_sizes.get(name, ())
         pointers = (ctypes.c_void_p * max(len(sizes), 1)).from_address(params)
         values = [ctypes.string_at(pointers[i], size) for i, size in enumerate(sizes)]
-        self.launches.append(
+        (self.launches if captured is None else captured).append(
             {
                 "kernel": name,
                 "grid": (gx, gy, gz),
@@ -199,6 +250,7 @@ class HostDeviceArray:
         return {
             "data": (self.host.ctypes.data, False),
             "shape": self.host.shape,
+            "strides": None if self.host.flags.c_contiguous else self.host.strides,
             "typestr": self.host.dtype.str,
             "version": 3,
         }
@@ -252,6 +304,16 @@ class StandInCudaTarget(CudaTarget):
 
     def synchronize(self) -> None:
         pass
+
+    def device_array(self, value: Any) -> Any:
+        return value if isinstance(value, HostDeviceArray) else HostDeviceArray(np.asarray(value))
+
+    def using_stream(self, stream: Any) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def plan_library_op(self, op: Any) -> Any:
+        """The reference kernel over the host arrays (no GPU library here)."""
+        return HostLibraryCall(op, "reference kernel, host (stand-in)")
 
     def events(self) -> None:
         return None

@@ -56,6 +56,9 @@ class _Compiled:
     storage: dict[int, Storage]
     user_params: set[str] = field(default_factory=set)
     """Parameters whose variables hold a caller's array, not the program's."""
+    written: frozenset[str] = frozenset()
+    """The variables some step writes: a feed's variable among them never holds the
+    caller's array (it is copied), so no run writes into a caller's memory."""
 
     def holds(self, number: int) -> bool:
         """Whether value `%number` is in its variables after a run: it has storage and
@@ -71,9 +74,14 @@ class CompiledProgram:
     """`program` compiled for `target` (a compiled Target or its name): see the module
     doc."""
 
-    def __init__(self, program: Program, target: str | Target) -> None:
+    def __init__(
+        self, program: Program, target: str | Target, *, cuda_graph: bool | None = None
+    ) -> None:
         self.program = program
         self.target = compiled_target(target)
+        self.cuda_graph = self.target.captures_graphs if cuda_graph is None else cuda_graph
+        """Whether runs replay CUDA graphs (on by default where the target captures them:
+        `cuda`; elsewhere the steps run in order either way)."""
         self.dynamic = has_dynamic_dims(program)
         self.latest: _Compiled | None = None
         self._numbers = ValueNames(program)
@@ -98,10 +106,21 @@ class CompiledProgram:
         params: Mapping[str, Any] | None,
         values: Sequence[Value],
         copy_to_host: bool = True,
+        stream: Any = None,
     ) -> list[Any]:
-        device = self.target.device_memory
+        device = self.target.device_array if self.target.device_memory else None
         checked = check_feeds(self.program, feeds, device)
         given = check_params(self.program, params, device)
+        with self.target.using_stream(stream):
+            return self._run(checked, given, values, copy_to_host)
+
+    def _run(
+        self,
+        checked: Mapping[str, Any],
+        given: Mapping[str, Any],
+        values: Sequence[Value],
+        copy_to_host: bool,
+    ) -> list[Any]:
         signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
         while True:
             fed = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
@@ -168,7 +187,9 @@ class CompiledProgram:
         for number, value in runtime.program.renumbered.items():
             if number not in storage and runtime.storage_of(value) is not None:
                 storage[number] = runtime.storage_of(value)
-        return _Compiled(runtime, runtime.scope, storage)
+        runtime.cuda_graph = self.cuda_graph
+        written = frozenset(n for step in runtime.instructions for n in step.writes())
+        return _Compiled(runtime, runtime.scope, storage, written=written)
 
     def _bind(
         self, compiled: _Compiled, feeds: Mapping[str, Any], params: Mapping[str, Any]
@@ -176,8 +197,15 @@ class CompiledProgram:
         plan = compiled.runtime.storage
         scope = compiled.scope
         for name, variables in plan.feeds.items():
+            array = feeds[name]
+            in_place = None
+            if not compiled.written.intersection(variables):
+                in_place = self.target.adopt_feed(array)
             for variable in variables:
-                scope[variable].set(feeds[name])
+                if in_place is not None:
+                    scope[variable].adopt(in_place)
+                else:
+                    scope[variable].set(array)
         for name, variables in plan.parameters.items():
             if name in params:
                 for variable in variables:

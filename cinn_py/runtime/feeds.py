@@ -10,7 +10,7 @@ matches any size), a missing feed, a name the program has no feed or parameter f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,9 @@ from cinn_py.errors import FeedError
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.reference_ops.context import boundary_dtype, describe, shape_fits
+
+DeviceArray = Callable[[Any], Any]
+"""A target's view of an array already in its device memory, made without a copy."""
 
 _KDL_CUDA = 2
 """DLPack's device type of CUDA memory (`__dlpack_device__()[0]`)."""
@@ -42,24 +45,21 @@ def parameter_types(program: Program) -> dict[str, DenseTensorType]:
     }
 
 
-def to_array(name: str, value: Any, device: bool = False) -> Any:
-    """`value` as a NumPy array, or, when `device` (the cuda target), a CuPy array where it
-    already lives on the GPU. Host targets copy device arrays to the host."""
+def to_array(name: str, value: Any, device_array: DeviceArray | None = None) -> Any:
+    """`value` as a NumPy array, or, given `device_array` (a target with device memory:
+    `Target.device_array`), as that target's array where it already lives on the
+    device, without a copy. Host targets copy device arrays to the host."""
     if isinstance(value, np.ndarray):
         return _bfloat16_bits(value)
     if hasattr(value, "__cuda_array_interface__"):
-        if device:
-            import cupy
-
-            return cupy.asarray(value)
+        if device_array is not None:
+            return device_array(value)
         if hasattr(value, "get"):
             return value.get()
     if hasattr(value, "__dlpack__"):
         try:
-            if device and _dlpack_device(value) == _KDL_CUDA:
-                import cupy
-
-                return cupy.from_dlpack(value)
+            if device_array is not None and _dlpack_device(value) == _KDL_CUDA:
+                return device_array(value)
             return _bfloat16_bits(np.from_dlpack(value))
         except (TypeError, RuntimeError, BufferError, ValueError) as error:
             raise FeedError(name, "an array DLPack can export", str(error)) from None
@@ -145,7 +145,7 @@ def _dtype_name(dtype: np.dtype) -> str:
 
 
 def check_feeds(
-    program: Program, feeds: Mapping[str, Any] | None, device: bool = False
+    program: Program, feeds: Mapping[str, Any] | None, device_array: DeviceArray | None = None
 ) -> dict[str, Any]:
     """Every feed of `program`, converted and checked, by feed name in program order."""
     feeds = {} if feeds is None else feeds
@@ -156,12 +156,12 @@ def check_feeds(
     for name, type_ in types.items():
         if name not in feeds or feeds[name] is None:
             raise FeedError(name, describe(type_), "nothing (it is missing)")
-        checked[name] = check_array(name, to_array(name, feeds[name], device), type_)
+        checked[name] = check_array(name, to_array(name, feeds[name], device_array), type_)
     return checked
 
 
 def check_params(
-    program: Program, params: Mapping[str, Any] | None, device: bool = False
+    program: Program, params: Mapping[str, Any] | None, device_array: DeviceArray | None = None
 ) -> dict[str, Any]:
     """The given parameters, converted and checked; names the program lacks are refused."""
     if params is None:
@@ -172,7 +172,7 @@ def check_params(
     types = parameter_types(program)
     _refuse_unknown(params, types, "parameters")
     return {
-        name: check_array(name, to_array(name, value, device), types[name])
+        name: check_array(name, to_array(name, value, device_array), types[name])
         for name, value in params.items()
     }
 

@@ -3,6 +3,10 @@
     runtime_program = PIRCompiler(program, "cuda-emu", scope).build()
     runtime_program.execute()           # over the scope it was built for
     runtime_program.execute(other)      # or any scope with the same variables
+    runtime_program.execute(stream=s)   # on cuda: on the caller's stream
+
+With `cuda_graph` set (what `compile` does by default on `cuda`), the first run records
+every run of capturable steps into a CUDA graph and later runs replay them.
 
 Besides the instructions it keeps what the compile made, for inspection and for the API:
 the groups, the CUDA C of the fused groups, the storage plan (which variable a feed,
@@ -72,32 +76,44 @@ class RuntimeProgram:
     """Seconds per compile stage (passes, grouping, lowering, scheduling, codegen, compile)."""
     memory: MemoryPlan | None = field(default=None, repr=False)
     """The arena offset of each intermediate (`runtime.memory_plan`)."""
+    cuda_graph: bool = False
+    """Capture runs of capturable steps into CUDA graphs where the target's module can
+    (`cuda`); elsewhere the steps run in order, as without."""
 
     _binding: _Binding | None = field(default=None, init=False, repr=False, compare=False)
 
     def bind(self, scope: Scope | None = None) -> None:
         """Prepare every step over `scope` (default: the program's): each kernel's launch
         checked and its arguments (the arrays' pointers, fixed by the memory plan and the
-        variables' own buffers, and the dims) packed once. `execute` binds when it meets
-        a new scope or one whose arrays changed (`Scope.generation`), so calling this is
-        only a way to pay (and see the errors of) the checks up front."""
+        variables' own buffers, and the dims) packed once, each library call's arrays
+        looked up once, and, with `cuda_graph` on a target whose module captures graphs
+        (`cuda`), every run of two or more capturable steps recorded into one CUDA graph.
+        `execute` binds when it meets a new scope or one whose arrays changed
+        (`Scope.generation`), so calling this is only a way to pay (and see the errors
+        of) the checks up front."""
         scope = self._scope(scope, "bind")
-        calls: list[tuple[Any, Callable[[Any], None]]] = []
+        calls: list[tuple[Any, Callable[[Any], None], bool]] = []
         for step in self.instructions:
             if isinstance(step, Instruction):
                 launch = step.prepare(scope)
                 if launch is not None:
-                    calls.append((step.module, launch))
+                    calls.append((step.module, launch, True))
             else:
-                calls.append((None, step.prepare(scope)))
-        modules = {id(m): m for m, _ in calls if m is not None}
+                calls.append((None, step.prepare(scope), step.capturable))
+        modules = {id(m): m for m, _, _ in calls if m is not None}
         single = next(iter(modules.values())) if len(modules) == 1 else None
-        self._binding = _Binding(scope, scope.generation, calls, single)
+        steps = [call for _, call, _ in calls]
+        graphs = 0
+        if self.cuda_graph and single is not None and hasattr(single, "capture"):
+            steps, graphs = _graph_segments(calls, single)
+        self._binding = _Binding(scope, scope.generation, calls, single, steps, graphs)
 
-    def execute(self, scope: Scope | None = None) -> None:
+    def execute(self, scope: Scope | None = None, stream: Any = None) -> None:
         """Run every instruction in order, from the launches `bind` packed (bound again
-        only when the scope or its arrays changed: no per-launch checks). On cuda the
-        launches are asynchronous: reading an array back (`Variable.to_numpy`) waits."""
+        only when the scope or its arrays changed: no per-launch checks), on `stream`
+        (on cuda: a CuPy or torch stream, a `__cuda_stream__` object or a handle; None is
+        CuPy's current stream). With CUDA graphs a run is one graph launch per captured
+        segment. On cuda the work is asynchronous: reading an array back waits."""
         scope = self._scope(scope, "execute")
         binding = self._binding
         if binding is None or binding.scope is not scope or binding.generation != scope.generation:
@@ -105,16 +121,22 @@ class RuntimeProgram:
             binding = self._binding
             assert binding is not None
         if binding.module is not None:
-            with binding.module.bound() as stream:
-                for _, call in binding.calls:
-                    call(stream)
+            with binding.module.bound(stream) as handle:
+                for call in binding.steps:
+                    call(handle)
             return
-        for module, call in binding.calls:
+        handle = scope.target.stream_handle(stream)
+        for module, call, _ in binding.calls:
             if module is None:
-                call(None)
+                call(handle)
             else:
-                with module.bound() as stream:
-                    call(stream)
+                with module.bound(stream) as bound_handle:
+                    call(bound_handle)
+
+    @property
+    def graph_count(self) -> int:
+        """How many CUDA graphs the latest binding captured (0 without graphs)."""
+        return 0 if self._binding is None else self._binding.graphs
 
     def _scope(self, scope: Scope | None, what: str) -> Scope:
         scope = scope if scope is not None else self.scope
@@ -153,14 +175,52 @@ class RuntimeProgram:
 
 @dataclass
 class _Binding:
-    """The prepared steps over one scope at one generation: (module or None for a
-    library op, the call taking the stream); `module` is the one module of all the
-    kernels, when there is one, bound once per execute."""
+    """The prepared steps over one scope at one generation: `calls` is (module or None
+    for a library op, the call taking the stream, whether a graph may record it) per
+    step; `module` is the one module of all the kernels, when there is one, bound once
+    per execute, and `steps` what execute calls under it: the calls, or the captured
+    graphs with the calls that stay outside them (`graphs` of them captured)."""
 
     scope: Scope
     generation: int
-    calls: list[tuple[Any, Callable[[Any], None]]]
+    calls: list[tuple[Any, Callable[[Any], None], bool]]
     module: Any
+    steps: list[Callable[[Any], None]]
+    graphs: int = 0
+
+
+MIN_GRAPH_STEPS = 2
+"""A run of capturable steps shorter than this launches directly: a graph of one launch
+saves nothing."""
+
+
+def _graph_segments(
+    calls: list[tuple[Any, Callable[[Any], None], bool]], module: Any
+) -> tuple[list[Callable[[Any], None]], int]:
+    """The steps with every run of at least MIN_GRAPH_STEPS capturable calls replaced by
+    one captured graph (`module.capture`); calls that may not be captured (library calls
+    that synchronise or allocate) stay between the graphs, in order."""
+    steps: list[Callable[[Any], None]] = []
+    run: list[Callable[[Any], None]] = []
+    graphs = 0
+
+    def flush() -> None:
+        nonlocal graphs
+        if len(run) >= MIN_GRAPH_STEPS:
+            steps.append(module.capture(run))
+            graphs += 1
+        else:
+            steps.extend(run)
+        run.clear()
+
+    for _, call, capturable in calls:
+        if capturable:
+            run.append(call)
+        else:
+            flush()
+            steps.append(call)
+    flush()
+    return steps, graphs
 
 
 def _event_times(steps: list[Step], scope: Scope, events: KernelEvents) -> list[StepTime]:

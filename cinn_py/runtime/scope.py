@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from cinn_py.backends.kernel_args import data_pointer
 from cinn_py.errors import CinnError, FeedError, ShapeError
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.types import DenseTensorType
@@ -45,11 +46,15 @@ class Variable:
         self.type = type_
         self.target = compiled_target(target)
         self._array: Any = None
+        self.external = False
+        """Whether the array is a caller's (a feed used in place, `adopt`), which the
+        variable must never write into."""
         self.scope: Scope | None = None
         """The scope that holds it, told when its array changes (`Scope.generation`)."""
 
-    def _hold(self, array: Any) -> None:
+    def _hold(self, array: Any, external: bool = False) -> None:
         self._array = array
+        self.external = external
         if self.scope is not None:
             self.scope.generation += 1
 
@@ -79,9 +84,17 @@ class Variable:
             raise CinnError(f"variable '{self.name}' cannot hold a {array.dtype} {array.shape}")
         self._hold(array)
 
-    def set(self, value: Any) -> None:
-        """Copy `value` into the variable's own buffer (so its alignment stays). `value` must
-        already have the variable's shape and dtype; a host array goes to the device on cuda."""
+    def adopt(self, array: Any) -> None:
+        """Hold a caller's array in place of a copy (a feed already in the target's
+        memory, C-contiguous and aligned: `Target.adopt_feed`). The scope's launches are
+        packed again only when its address differs from the array held."""
+        self._check_fits(array)
+        if self._array is not None and data_pointer(self._array) == data_pointer(array):
+            self._array, self.external = array, True  # same bytes: the launches stay valid
+            return
+        self._hold(array, external=True)
+
+    def _check_fits(self, value: Any) -> None:
         got_shape = tuple(getattr(value, "shape", ()))
         got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
         if got_shape != self.shape or got_dtype != self.dtype:
@@ -90,6 +103,14 @@ class Variable:
                 f"{self.dtype} {list(self.shape)}",
                 f"{got_dtype} {list(got_shape)}",
             )
+
+    def set(self, value: Any) -> None:
+        """Copy `value` into the variable's own buffer (so its alignment stays). `value` must
+        already have the variable's shape and dtype; a host array goes to the device on cuda.
+        A variable holding a caller's array (`adopt`) gets a buffer of its own first."""
+        self._check_fits(value)
+        if self.external:
+            self._hold(self.target.empty(self.shape, self.dtype))
         target = self.array
         if isinstance(target, np.ndarray):
             np.copyto(target, value)

@@ -3,8 +3,10 @@ CuPy, launches asynchronous on CuPy's current stream."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
 from cinn_py.targets.device import gpu_facts, no_gpu_reason
 from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
+from cinn_py.targets.memory import usable_in_place
 from cinn_py.targets.target import Target
 
 
@@ -45,6 +48,7 @@ class CudaTarget(Target):
     name = "cuda"
     compiles = True
     device_memory = True
+    captures_graphs = True
     kernel_clock = "GPU time from CUDA events"
 
     def unavailable_reason(self) -> str | None:
@@ -89,6 +93,26 @@ class CudaTarget(Target):
 
         return cupy.zeros(shape, dtype=dtype)
 
+    def device_array(self, value: Any) -> Any:
+        """A CuPy view of a device array: CuPy's own as it is, anything with a
+        `__cuda_array_interface__` (torch, Numba, ...) or a CUDA DLPack export wrapped."""
+        import cupy
+
+        if isinstance(value, cupy.ndarray):
+            return value
+        if hasattr(value, "__cuda_array_interface__"):
+            return cupy.asarray(value)
+        return cupy.from_dlpack(value)
+
+    def adopt_feed(self, array: Any) -> Any | None:
+        """A C-contiguous device array (CuPy, or any `__cuda_array_interface__` /
+        DLPack array the feed checks made a CuPy view of) aligned for the kernels'
+        vector accesses; host arrays are copied."""
+        if not hasattr(array, "__cuda_array_interface__"):
+            return None
+        alignment = self.target_info().vector_alignment
+        return array if usable_in_place(array, alignment) else None
+
     def arena(self, nbytes: int, alignment: int) -> Any:
         import cupy
 
@@ -116,15 +140,29 @@ class CudaTarget(Target):
 
         cupy.cuda.get_current_stream().synchronize()
 
+    def using_stream(self, stream: Any) -> AbstractContextManager[Any]:
+        """CuPy's current stream made `stream` for the block (None: CuPy's current one
+        stays), so feed copies and results' copies are ordered with the launches."""
+        if stream is None:
+            return contextlib.nullcontext()
+        import cupy
+
+        return cupy.cuda.ExternalStream(cuda_module.stream_handle(stream))
+
+    def stream_handle(self, stream: Any) -> Any:
+        """A CUstream handle: `stream` (CuPy's or torch's stream, a `__cuda_stream__`
+        object, an int), or CuPy's current stream for None."""
+        return cuda_module.stream_handle(stream)
+
     def events(self) -> CudaEvents:
         return CudaEvents()
 
 
 def _wait_stream(stream: Any) -> None:
-    """Wait for the work queued on `stream` (a CUstream handle; None: CuPy's current)."""
+    """Wait for the work queued on `stream` (a CUstream handle; None: CuPy's current)
+    and on CuPy's current stream, which the host fallback's copies go on."""
     import cupy
 
-    if stream is None:
-        cupy.cuda.get_current_stream().synchronize()
-    else:
+    if stream is not None:
         cupy.cuda.ExternalStream(int(stream)).synchronize()
+    cupy.cuda.get_current_stream().synchronize()

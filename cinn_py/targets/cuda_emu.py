@@ -14,7 +14,7 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
 from cinn_py.targets.device import no_gpu_reason
 from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
-from cinn_py.targets.memory import aligned_empty
+from cinn_py.targets.memory import aligned_empty, usable_in_place
 from cinn_py.targets.target import Target
 
 
@@ -46,6 +46,13 @@ class CudaEmuTarget(Target):
         array = aligned_empty(shape, dtype)
         array.fill(0)
         return array
+
+    def adopt_feed(self, array: Any) -> Any | None:
+        """A C-contiguous NumPy array aligned for the kernels' vector accesses."""
+        alignment = self.target_info().vector_alignment
+        return (
+            array if isinstance(array, np.ndarray) and usable_in_place(array, alignment) else None
+        )
 
     def arena(self, nbytes: int, alignment: int) -> Any:
         return aligned_empty((nbytes,), np.uint8, alignment)

@@ -19,7 +19,9 @@ interpreter and needs no Scope). Each target is registered once, by name
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import numpy as np
@@ -50,6 +52,8 @@ class Target:
     """Whether programs are compiled for it (kernels, a Scope, a RuntimeProgram)."""
     device_memory: bool = False
     """Whether its arrays live on a device, so feeds already there may stay there."""
+    captures_graphs: bool = False
+    """Whether its modules record launches into CUDA graphs (`cuda_graph` defaults on)."""
     kernel_clock: str = ""
     """What `--profile` says measured the kernels."""
 
@@ -94,6 +98,16 @@ class Target:
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype | type) -> Any:
         raise self._no_kernels("memory")
 
+    def device_array(self, value: Any) -> Any:
+        """A device array (`__cuda_array_interface__` or a CUDA DLPack export) as the
+        target's array type, without a copy (targets with `device_memory` only)."""
+        raise self._no_kernels("device memory")
+
+    def adopt_feed(self, array: Any) -> Any | None:
+        """`array` (a checked feed) if kernels may read it where it is, else None (it is
+        copied into the feed's own buffer)."""
+        return None
+
     def arena(self, nbytes: int, alignment: int) -> Any:
         """A byte array of `nbytes` whose start is on `alignment`."""
         raise self._no_kernels("memory")
@@ -105,6 +119,16 @@ class Target:
 
     def synchronize(self) -> None:
         """Wait for the work queued on the target (nothing to wait for on the host)."""
+
+    def using_stream(self, stream: Any) -> AbstractContextManager[Any]:
+        """A block in which the target's array library queues its work (feed copies,
+        results' copies) on `stream`; the host targets have none."""
+        return contextlib.nullcontext()
+
+    def stream_handle(self, stream: Any) -> Any:
+        """The handle library calls get for the stream a run was asked to use (None on
+        the host targets, which have no streams)."""
+        return None
 
     def events(self) -> KernelEvents | None:
         """The device's event clock for timing kernels, or None: the host's clock."""

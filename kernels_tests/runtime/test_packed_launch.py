@@ -188,5 +188,5 @@ def test_bench_host_writes_its_json(tmp_path):
     )
     figures = json.loads(out.read_text())
     assert figures["us_per_launch"] > 0
-    assert figures["us_per_graph_replay"] is None
+    assert figures["us_per_graph_replay"] > 0
     assert figures["kernels"] == 20

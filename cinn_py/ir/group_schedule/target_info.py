@@ -29,6 +29,9 @@ class TargetInfo:
     memory_alignment: int = 256
     """Bytes every buffer of the memory plan starts on: what cudaMalloc gives, a
     multiple of every dtype's size and of a 128-bit vector access."""
+    vector_alignment: int = 16
+    """Bytes the widest access of a generated kernel (128 bits) needs its buffer to start
+    on: a caller's device array is used in place as a feed only when it does."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -37,6 +40,7 @@ class TargetInfo:
             "max_threads_per_block",
             "warp_size",
             "memory_alignment",
+            "vector_alignment",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
