@@ -20,6 +20,10 @@
 #                  and checked against the reference (`cinn-py run --check --profile`)
 #   tests          pytest kernels_tests -m gpu -n 14 --timeout 120 --maxfail 30
 #   bench          tools/bench.py --no-torch-compile: every case, markdown + JSON
+#   e2e            tools/bench_e2e.py: the LLaMA decoder layer (float16, bfloat16) and the
+#                  BERT-base layer (float16) end to end against PyTorch eager and
+#                  torch.compile; its markdown goes to bench.md after the bench's, its
+#                  JSON into bench.json as the key "e2e"
 #   torch_compile  tools/bench.py with torch.compile on three cases only
 #   ncu            Nsight Compute on four kernels (softmax f16, layer_norm f32,
 #                  transpose f16, reduce_sum over all): SpeedOfLight, memory workload,
@@ -27,8 +31,9 @@
 #
 # What comes back from $OUT (the device tool returns at most 8 files): summary.txt (each
 # step's status, exit code, seconds taken and seconds it was given, then the device's name and versions, then
-# the end of each failed step's log), tiny.txt, tests.txt, bench.md, bench.json,
-# torch_compile.md, ncu.csv, ncu.txt. Outside a device call $OUT defaults to ./gpu_out.
+# the end of each failed step's log), tiny.txt, tests.txt, bench.md (bench, then e2e),
+# bench.json (e2e's under "e2e"), torch_compile.md, ncu.csv, ncu.txt. Outside a device
+# call $OUT defaults to ./gpu_out.
 #
 # Time: each step may run for its own limit (STEPS below) plus whatever the steps
 # before it left unused, never into the time the steps after it are promised, and the
@@ -46,8 +51,8 @@ cd "$(dirname "$0")/.." || exit 2
 
 # name:seconds, in order: each step's own time limit (kernels_tests/test_gpu_check.py checks
 # the sum).
-# Each step also gets a KILL_GRACE, so sum(seconds) + 7 * KILL_GRACE <= TOTAL_LIMIT.
-STEPS=(setup:15 device:20 tiny:35 tests:150 bench:110 torch_compile:60 ncu:55)
+# Each step also gets a KILL_GRACE, so sum(seconds) + 8 * KILL_GRACE <= TOTAL_LIMIT.
+STEPS=(setup:15 device:20 tiny:25 tests:120 bench:95 e2e:90 torch_compile:40 ncu:40)
 TOTAL_LIMIT=470 # 7 min 50 s; the device call's own timeout_s: 540
 KILL_GRACE=3    # seconds between a step's TERM and its KILL
 
@@ -223,6 +228,38 @@ step_bench() {
     "$PY" tools/bench.py --no-torch-compile --json "$OUT/bench.json" 2>"$WORK/bench.err"
 }
 
+step_e2e() {
+    need_gpu e2e
+    local left status=0
+    # Ends (KILL included) before the step's own timeout, so that what it measured is
+    # still merged into bench.json.
+    left=$((STEP_DEADLINE - 8 - $(date +%s)))
+    echo
+    echo "## e2e: tools/bench_e2e.py --warmup 3 --iters 20 (limit ${left} s)"
+    timeout -k 3 "$left" "$PY" tools/bench_e2e.py --warmup 3 --iters 20 --json "$WORK/e2e.json" \
+        2>"$WORK/e2e.err" || status=$?
+    "$PY" - "$WORK/e2e.json" "$OUT/bench.json" <<'EOF' || status=1
+import json, os, sys
+
+source, merged = sys.argv[1:]
+if not os.path.exists(source):
+    sys.exit("e2e: no JSON written")
+data = {}
+try:
+    with open(merged, encoding="utf-8") as f:
+        data = json.load(f)
+except (OSError, ValueError) as error:  # no bench.json, or one cut short: e2e's alone
+    data = {"bench_json": f"unreadable ({error})"} if os.path.exists(merged) else {}
+with open(source, encoding="utf-8") as f:
+    data["e2e"] = json.load(f)
+with open(merged + ".tmp", "w", encoding="utf-8") as f:
+    json.dump(data, f, indent=2)
+os.replace(merged + ".tmp", merged)
+print(f"e2e: {len(data['e2e']['results'])} case(s) merged into bench.json as 'e2e'")
+EOF
+    return "$status"
+}
+
 step_torch_compile() {
     need_gpu torch_compile
     "$PY" -c 'import torch, triton' || skip torch_compile "torch or triton cannot be imported"
@@ -286,7 +323,8 @@ EOF
     return "$status"
 }
 
-export -f skip need_gpu step_setup step_device step_tiny step_tests step_bench step_torch_compile step_ncu
+export -f skip need_gpu step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
+    step_ncu
 
 # ---- the runner ---------------------------------------------------------------------
 
@@ -340,8 +378,11 @@ else
 fi
 
 declare -A OFFSET=()
+# The logs a step of this run has begun: setup and device share one, bench and e2e
+# another (the device tool brings back 8 files at most).
+declare -A STARTED=()
 declare -A LOG=([setup]=device.txt [device]=device.txt [tiny]=tiny.txt [tests]=tests.txt
-    [bench]=bench.md [torch_compile]=torch_compile.md [ncu]=ncu.txt)
+    [bench]=bench.md [e2e]=bench.md [torch_compile]=torch_compile.md [ncu]=ncu.txt)
 # Last run's files go (a device call's $OUT starts empty; ./gpu_out may not).
 rm -f "$OUT"/{summary.txt,device.txt,tiny.txt,tests.txt,bench.md,bench.json,torch_compile.md,ncu.csv,ncu.txt}
 START=$(date +%s)
@@ -367,8 +408,9 @@ for i in "${!chosen[@]}"; do
         echo "SKIPPED: out of time" >"$WORK/$step.skip"
     else
         export STEP_DEADLINE=$((now + limit))
-        [[ "$log" == "$OUT/device.txt" ]] || : >"$log"
-        OFFSET[$step]=$(stat -c %s "$log" 2>/dev/null || echo 0) # setup and device share a log
+        [[ -n "${STARTED[$log]:-}" ]] || : >"$log"
+        STARTED[$log]=1
+        OFFSET[$step]=$(stat -c %s "$log" 2>/dev/null || echo 0) # where this step's part begins
         t0=$(date +%s)
         timeout -k "$KILL_GRACE" "$limit" bash -c "step_$step" >>"$log" 2>&1
         rc=$?
