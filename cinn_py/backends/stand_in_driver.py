@@ -7,7 +7,11 @@ stack, a device with an H100's limits, functions handed out by name) and records
 block, stream, context and the bytes its packed parameters point at (`param_sizes`
 gives each kernel's parameter sizes, as `cuFuncGetParamInfo` would; a kernel without
 an entry reports none). With `record=False` a launch only counts (`launch_count`), so a
-benchmark measures the caller's host cost, not the stand-in's.
+benchmark measures the caller's host cost, not the stand-in's. Graphs: a launch on a
+stream under capture (`cuStreamBeginCapture`) is recorded into the capture, not run or
+counted; `cuGraphInstantiate` keeps the recorded launches and each `cuGraphLaunch`
+replays them (counted, and with `record=True` kept with `graph` set to the
+executable's handle).
 
 `HostDeviceArray` is the least of a CuPy array that a Scope and a launch use, over host
 memory: `__cuda_array_interface__` gives its address as the device pointer.
