@@ -3,9 +3,10 @@
 # within 8 minutes (GPU time comes in leases of about 15 minutes, a 1-2 minute machine
 # start included), so that a lease goes to measuring, not to setting up.
 #
-#   tools/gpu_check.sh wheels        HERE, before the device call: downloads the islpy
-#                                    wheel for the device's CPython 3.12 into .whl/
-#                                    (git-ignored), which the device call carries
+#   tools/gpu_check.sh wheels        HERE, before the device call: downloads the islpy,
+#                                    nvmath-python and cuDNN frontend wheels for the
+#                                    device's CPython 3.12 into .whl/ (git-ignored),
+#                                    which the device call carries
 #   tools/gpu_check.sh [STEP...]     on the device (the default: every step, in order):
 #       run(command="tools/gpu_check.sh", carry=[".whl"], timeout_s=540)
 #   tools/gpu_check.sh --list        the steps and their time limits
@@ -14,7 +15,8 @@
 #
 # Steps (each under its own `timeout`; a failure, a timeout or a skip never stops the
 # steps after it; logs in $OUT):
-#   setup          islpy from .whl/ into /tmp/site, unless python3 already imports it
+#   setup          the wheels of .whl/ (islpy, nvmath-python, the cuDNN frontend) into
+#                  /tmp/site, each unless python3 already imports it
 #   device         GPU name, driver, CUDA / NVRTC / cupy / torch / triton versions
 #   tiny           examples/softmax.pir and examples/layer_norm_gelu.pir compiled, run
 #                  and checked against the reference (`cinn-py run --check --profile`)
@@ -67,6 +69,15 @@ usage() {
     exit 2
 }
 
+# The wheels the device lacks, as pip specs: islpy (a core dependency), and the `gpu`
+# extra's device-library bindings the table in cinn_py/targets/cuda_library calls:
+# nvmath-python (cuBLASLt) with its cuda-core / cuda-pathfinder, and the cuDNN frontend
+# (without its optional CUTLASS DSL, hundreds of MB: its DSL engines are not used). The
+# CUDA libraries themselves (libcublasLt, libcudnn: hundreds of MB, past the 64 MiB a
+# device call carries) come from the device image; without them those tests fail with
+# the library's load error.
+GPU_WHEELS="nvmath-python cuda-core cuda-pathfinder nvidia-cudnn-frontend"
+
 wheels() {
     local py="${PYTHON:-python3}" version spec
     version="$("$py" -c 'import islpy; print(islpy.__version__)' 2>/dev/null || echo)"
@@ -75,10 +86,13 @@ wheels() {
         mkdir -p .git/info
         grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >>.git/info/exclude
     fi
+    # shellcheck disable=SC2086 # GPU_WHEELS is a list of specs
     "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
         --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl "$spec" || return
+        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl "$spec" $GPU_WHEELS ||
+        return
     ls -l .whl
+    du -sh .whl
 }
 
 case "${1:-}" in
@@ -112,15 +126,38 @@ step_setup() {
     echo "== setup: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     if "$PY" -c 'import islpy' 2>/dev/null; then
         echo "islpy imports already: $("$PY" -c 'import islpy; print(islpy.__version__, islpy.__file__)')"
-    elif ls .whl/islpy-*.whl >/dev/null 2>&1; then
-        echo "installing $(ls .whl/*.whl) into /tmp/site"
-        "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-            --target /tmp/site .whl/*.whl || exit
-        "$PY" -c 'import islpy; print("islpy", islpy.__version__)' || exit
-    else
+    elif ! ls .whl/islpy-*.whl >/dev/null 2>&1; then
         echo "no islpy and no .whl/islpy-*.whl: run 'tools/gpu_check.sh wheels' here, then carry .whl" >&2
         exit 2
     fi
+    local wheel name missing=()
+    for wheel in .whl/*.whl; do
+        [[ -e "$wheel" ]] || continue
+        name="$(basename "$wheel")"
+        name="${name%%-*}"
+        case "$name" in # the import name of each wheel's distribution
+        nvmath_python) name=nvmath ;;
+        cuda_core) name=cuda.core ;;
+        cuda_pathfinder) name=cuda.pathfinder ;;
+        nvidia_cudnn_frontend) name=cudnn ;;
+        esac
+        "$PY" -c "import $name" 2>/dev/null || missing+=("$wheel")
+    done
+    if ((${#missing[@]})); then
+        echo "installing ${missing[*]} into /tmp/site"
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target /tmp/site "${missing[@]}" || exit
+    fi
+    "$PY" -c 'import islpy; print("islpy", islpy.__version__)' || exit
+    "$PY" - <<'EOF' || true
+import importlib
+for module in ("nvmath", "nvmath.bindings.cublasLt", "cudnn"):
+    try:
+        loaded = importlib.import_module(module)
+        print(module, getattr(loaded, "__version__", ""), "ok")
+    except Exception as error:  # a missing wheel or CUDA library: the tests will say
+        print(module, "NOT importable:", type(error).__name__, error)
+EOF
     "$PY" -c 'import cinn_py; print("cinn_py", cinn_py.__version__, "from", cinn_py.__file__)'
 }
 

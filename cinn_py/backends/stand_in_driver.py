@@ -33,8 +33,9 @@ import numpy as np
 from cuda.bindings import driver as real_driver
 
 from cinn_py.backends import cuda_module
+from cinn_py.pir.operation import Operation
 from cinn_py.targets.cuda import CudaTarget
-from cinn_py.targets.library_call import HostLibraryCall
+from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
 
 OK = real_driver.CUresult.CUDA_SUCCESS
 INVALID_VALUE = real_driver.CUresult.CUDA_ERROR_INVALID_VALUE
@@ -306,6 +307,10 @@ class StandInCudaTarget(CudaTarget):
         start = -raw.ctypes.data % alignment
         return HostDeviceArray(raw[start : start + nbytes])
 
+    def plan_library_op(self, op: Operation) -> LibraryCall:
+        """The reference kernel over the host arrays (no device table: no GPU libraries)."""
+        return HostLibraryCall(op, "reference kernel, host (stand-in)")
+
     def synchronize(self) -> None:
         pass
 
@@ -314,10 +319,6 @@ class StandInCudaTarget(CudaTarget):
 
     def using_stream(self, stream: Any) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
-
-    def plan_library_op(self, op: Any) -> Any:
-        """The reference kernel over the host arrays (no GPU library here)."""
-        return HostLibraryCall(op, "reference kernel, host (stand-in)")
 
     def events(self) -> None:
         return None

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -265,39 +267,40 @@ def _taps(window: Window) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(position, 0, max(window.size - 1, 0)), valid
 
 
-def _pool_planes(
-    planes: np.ndarray, windows: Sequence[Window], kind: str, exclusive: bool
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Pools `planes` ([..., H, W]); for "max_index" also the positions (int32)."""
-    (ph, vh), (pw, vw) = _taps(windows[0]), _taps(windows[1])
+def pool_planes(
+    planes: Any, windows: Sequence[Window], kind: str, exclusive: bool, xp: ModuleType = np
+) -> tuple[Any, Any | None]:
+    """Pools `planes` ([..., H, W]); for "max_index" also the positions (int32). `xp` is
+    the array module (CuPy for the `cuda` target's device call, `cuda_library`)."""
+    (ph, vh), (pw, vw) = (tuple(xp.asarray(a) for a in _taps(w)) for w in windows)
     lead = planes.shape[:-2]
     shape = (*lead, windows[0].out, windows[1].out)
     width = windows[1].size
     if kind == "avg":
-        acc = np.zeros(shape, dtype=planes.dtype)
+        acc = xp.zeros(shape, dtype=planes.dtype)
     else:
-        acc = np.full(shape, -FLT_MAX, dtype=planes.dtype)
-    index = np.full(shape, -1, dtype=np.int32) if kind == "max_index" else None
+        acc = xp.full(shape, -FLT_MAX, dtype=planes.dtype)
+    index = xp.full(shape, -1, dtype=np.int32) if kind == "max_index" else None
     for kh in range(windows[0].taps):
         for kw in range(windows[1].taps):
             rows, cols = ph[:, kh][:, None], pw[:, kw][None, :]
             value = planes[..., rows, cols]
             valid = vh[:, kh][:, None] & vw[:, kw][None, :]
             if kind == "avg":
-                acc = acc + np.where(valid, value, 0)
+                acc = acc + xp.where(valid, value, 0)
             elif kind == "max":
-                acc = np.where(valid & ~(acc > value), value, acc)
+                acc = xp.where(valid & ~(acc > value), value, acc)
             else:
                 better = valid & (acc < value)
-                acc = np.where(better, value, acc)
-                index = np.where(better, (rows * width + cols).astype(np.int32), index)
+                acc = xp.where(better, value, acc)
+                index = xp.where(better, (rows * width + cols).astype(np.int32), index)
     if kind == "avg":
         if exclusive or windows[0].adaptive:
             counts = windows[0].counts()[:, None] * windows[1].counts()[None, :]
         else:
             counts = np.asarray(windows[0].taps * windows[1].taps)
         with np.errstate(divide="ignore", invalid="ignore"):
-            acc = acc / counts.astype(acc.dtype)
+            acc = acc / xp.asarray(counts.astype(acc.dtype))
     return acc, index
 
 
@@ -316,7 +319,7 @@ def pool2d_kernel(ctx: KernelContext) -> np.ndarray:
     if kind not in ("max", "avg"):
         raise ctx.error(f"pooling_type must be 'max' or 'avg', got '{kind}'")
     with np.errstate(invalid="ignore"):
-        out, _ = _pool_planes(_to_planes(x, last), windows, kind, ctx.attr("exclusive"))
+        out, _ = pool_planes(_to_planes(x, last), windows, kind, ctx.attr("exclusive"))
     return _from_planes(out, last)
 
 
@@ -324,7 +327,7 @@ def max_pool2d_with_index_kernel(ctx: KernelContext) -> tuple[np.ndarray, np.nda
     x = ctx.tensor_in(0, ctx.compute_dtype())
     windows, _ = _kernel_windows(ctx, x.shape, list(ctx.attr("kernel_size")))
     with np.errstate(invalid="ignore"):
-        out, index = _pool_planes(x, windows, "max_index", False)
+        out, index = pool_planes(x, windows, "max_index", False)
     assert index is not None
     return out, index
 
