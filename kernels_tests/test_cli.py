@@ -197,7 +197,9 @@ BY_HAND = os.path.join(EXAMPLES, "softmax_by_hand.pir")
 EXAMPLE_MLP = os.path.join(
     ROOT, "kernels_tests", "fixtures", "programs", "mlp_static", "program.pir"
 )
-"""Two library matmuls between fused groups (bias + gelu; bias + the decomposed softmax)."""
+"""Two library matmul epilogues (matmul + bias, `fuse_gemm_epilogue`) between fused groups
+(the decomposed erf gelu, which cuBLASLt's tanh gelu epilogue is not; the decomposed
+softmax)."""
 DYNAMIC = os.path.join(
     ROOT, "kernels_tests", "fixtures", "programs", "dynamic_batch", "program.pir"
 )
@@ -261,10 +263,10 @@ def test_dump_cuda_prints_the_one_translation_unit(capsys):
     code, out, _ = run_cli(capsys, "dump-cuda", EXAMPLE_MLP, "--target", "cuda-emu")
     assert code == 0
     headings = [line for line in out.splitlines() if line.startswith("// group_")]
-    assert headings == [  # the decomposed gelu and softmax, each fused with its bias add
-        "// group_1 (fused): pd_op.add, pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full, "
+    assert headings == [  # the decomposed gelu and softmax (the bias adds are epilogues)
+        "// group_1 (fused): pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full, "
         "pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply",
-        "// group_3 (fused): pd_op.add, pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, "
+        "// group_3 (fused): pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, "
         "pd_op.exp, pd_op.sum, pd_op.divide",
     ]
     assert out.count("__global__") == 2 and out.endswith("}\n")
@@ -543,7 +545,8 @@ def test_run_profile_times_each_kernel_with_its_launch(capsys):
     rows = lines[start + 1 :]
     assert [row.split()[0] for row in rows] == ["group_0", "group_1", "group_2", "group_3", "total"]
     assert re.fullmatch(
-        rf"  group_0  library pd_op.matmul \(reference kernel, host\) +{DURATION}", rows[0]
+        rf"  group_0  library pd_op.fused_gemm_epilogue \(reference kernel, host\) +{DURATION}",
+        rows[0],
     )
     assert re.fullmatch(
         rf"  group_1  fn_group_1  grid \(\d+, 1, 1\) block \(\d+, \d+, 1\)  dynamic shared 0 B +{DURATION}",
@@ -575,13 +578,12 @@ def test_groups_explain_says_why_groups_were_not_merged(capsys):
     assert code == 0
     program, explained = out.split("\nnot fused (--explain):\n")
     assert program.endswith("}\n")
-    library = (
-        "pd_op.matmul is a library op (no generated kernel: the target's library call runs it)"
-    )
+    gemm = "pd_op.fused_gemm_epilogue"
+    library = f"{gemm} is a library op (no generated kernel: the target's library call runs it)"
     assert explained.splitlines() == [
-        f"  group_0 -> group_1 along %5 (pd_op.matmul, pd_op.add): {library}",
-        f"  group_1 -> group_2 along %7 (pd_op.multiply, pd_op.matmul): {library}",
-        f"  group_2 -> group_3 along %8 (pd_op.matmul, pd_op.add): {library}",
+        f"  group_0 -> group_1 along %6 ({gemm}, pd_op.multiply): {library}",
+        f"  group_1 -> group_2 along %7 (pd_op.multiply, {gemm}): {library}",
+        f"  group_2 -> group_3 along %9 ({gemm}, pd_op.max): {library}",
     ]
     code, out, _ = run_cli(capsys, "groups", SOFTMAX, "--explain")
     assert out.endswith("\nnot fused (--explain):\n  nothing: no value links two groups\n")

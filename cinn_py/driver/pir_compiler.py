@@ -8,9 +8,11 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
 
     passes      on a clone (the caller's program is never changed; values keep their
                 printed numbers, so `%N` of the caller's program is `var_N` in every
-                later stage): fold_mutable_attributes and dead_code_elimination, then
-                `specialize_shapes` (-1 dims from `feed_shapes`, every type re-inferred,
-                which also repairs Paddle's wrong matmul types)
+                later stage): the default list (`PassManager()`: fold mutable
+                attributes and empty tensors, fuse matmul epilogues, decompose
+                composites, fold constants, CSE, dead code), then `specialize_shapes`
+                (-1 dims from `feed_shapes`, every type re-inferred, which also repairs
+                Paddle's wrong matmul types)
     grouping    `hlir.grouping.explain_grouping` (the groups and why they stayed apart),
                 unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group

@@ -66,9 +66,15 @@ def gelu_kernel(ctx: KernelContext) -> np.ndarray:
     x = _in(ctx).astype(np.float64)
     with np.errstate(all="ignore"):
         if ctx.attr("approximate"):
-            inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
-            return 0.5 * x * (1 + np.tanh(inner))
+            return gelu_tanh(x)
         return 0.5 * x * (1 + erf(x * math.sqrt(0.5)))
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """gelu's tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in x's dtype:
+    what `gelu {approximate: true}` and fused_gemm_epilogue's "gelu" compute."""
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+    return 0.5 * x * (1 + np.tanh(inner))
 
 
 def leaky_relu_kernel(ctx: KernelContext) -> np.ndarray:

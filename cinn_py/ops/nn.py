@@ -1,5 +1,5 @@
 """Neural-network ops: softmax, log_softmax, layer_norm, rms_norm, dropout, embedding,
-matmul, bmm.
+matmul, bmm, fused_gemm_epilogue.
 
 Paddle 3.3.1 facts the declarations follow (probed with the real thing): layer_norm's
 mean and variance keep the dims before `begin_norm_axis` (not flattened) and are float32
@@ -17,6 +17,14 @@ and elementwise ops that fuse with their neighbours (softmax and log_softmax cli
 computed in one pass as E[x^2] - E[x]^2 clamped at 0); float16 and bfloat16 compute in
 float32 (cast in, cast out). Inference dropout folds away (`_decompose_dropout`).
 matmul and bmm run as library calls; embedding is lowered (a gather of rows).
+
+`fused_gemm_epilogue(x, y, bias) {trans_x, trans_y, activation}` is Paddle's linear layer
+in one cuBLASLt call: act(x @ y + bias), y 2-D, bias [N], x's leading dims flattened into
+M, activation "none", "relu" or "gelu". Its "gelu" is cuBLASLt's GELU epilogue, the tanh
+approximation (`gelu {approximate: true}`), not Paddle's default erf gelu, although
+Paddle's own fused_gemm_epilogue_pass fuses either. Its second result, reserve_space, is
+the data cuBLASLt keeps for the backward pass; Paddle's builder makes it for relu and
+gelu, `fuse_gemm_epilogue` (the pass that forms the op here) never does.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import const, convert
 from cinn_py.ir.expr import EQ, Expr, Select
+from cinn_py.ops.activation import gelu_tanh, relu
 from cinn_py.pir import infer_meta as im
 from cinn_py.pir.attributes import (
     BoolAttribute,
@@ -53,7 +62,7 @@ from cinn_py.pir.passes.decompose import (
     float_input,
 )
 from cinn_py.pir.traits import OpPatternKind, Trait
-from cinn_py.pir.types import DYNAMIC, DenseTensorType, Type
+from cinn_py.pir.types import DYNAMIC, DenseTensorType, NullType, Type, is_null
 from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import (
     KernelContext,
@@ -184,6 +193,69 @@ def _computed_matmul(ctx: InferContext) -> list[Type]:
     return [declared.with_dims(tuple(batch) + declared.dims[declared.rank - kept :])]
 
 
+GEMM_ACTIVATIONS = ("none", "relu", "gelu")
+"""fused_gemm_epilogue's activations (Paddle's kernel refuses any other)."""
+
+
+def _gemm_dims(ctx: InferContext, x: DenseTensorType, y: DenseTensorType) -> tuple[int, int]:
+    """(M, N) of act(x @ y + bias) as FusedGemmEpilogueInferMeta reads them, K checked."""
+    if x.rank < 2:
+        raise ctx.error(f"needs x of rank >= 2, got dims {im.fmt(x.dims)}", operand="x")
+    if y.rank != 2:
+        raise ctx.error(f"needs a 2-D y, got dims {im.fmt(y.dims)}", operand="y")
+    if ctx.attr("trans_x") and x.rank > 2:
+        raise ctx.error(
+            f"trans_x needs a 2-D x, got dims {im.fmt(x.dims)}: for rank > 2 Paddle's "
+            "infer-meta takes K from dim -2 while its kernel flattens x to "
+            "[dim 0, the rest] (K = dim 0), so the op has no defined result",
+            operand="x",
+        )
+    m, kx = (x.dims[-1], x.dims[-2]) if ctx.attr("trans_x") else (x.dims[-2], x.dims[-1])
+    ky, n = (y.dims[1], y.dims[0]) if ctx.attr("trans_y") else (y.dims[0], y.dims[1])
+    if DYNAMIC not in (kx, ky) and kx != ky:
+        raise ctx.error(
+            f"inner dims differ: x {im.fmt(x.dims)} (trans_x={ctx.attr('trans_x')}) gives "
+            f"K={kx}, y {im.fmt(y.dims)} (trans_y={ctx.attr('trans_y')}) gives K={ky}"
+        )
+    return m, n
+
+
+def _infer_fused_gemm_epilogue(ctx: InferContext) -> list[Type]:
+    """FusedGemmEpilogueInferMeta: out is x's leading dims + [M, N] in x's dtype. y and
+    bias must share x's float dtype (the kernel reads all three as one T).
+
+    reserve_space is optional: none for activation "none" (Paddle refuses one there);
+    for relu and gelu it has out's type where the op declares one (Paddle's builder
+    always does, and then also demands N % 128 == 0 for relu, N % 8 for gelu, limits of
+    cuBLASLt's auxiliary layouts that bind no one here), and none where the op is being
+    built or declares none (what `fuse_gemm_epilogue` makes)."""
+    x, y, bias = ctx.tensor("x"), ctx.tensor("y"), ctx.tensor("bias")
+    activation = ctx.attr("activation")
+    if activation not in GEMM_ACTIVATIONS:
+        raise ctx.error(
+            f"activation must be one of {', '.join(GEMM_ACTIVATIONS)}, got {activation!r}"
+        )
+    if not x.data_type.is_float:
+        raise ctx.error(f"needs a float tensor, got {x.data_type.value}", operand="x")
+    for name, other in (("y", y), ("bias", bias)):
+        if other.data_type is not x.data_type:
+            raise ctx.error(
+                f"must have x's dtype {x.data_type.value}, got {other.data_type.value}",
+                operand=name,
+            )
+    m, n = _gemm_dims(ctx, x, y)
+    if bias.rank != 1:
+        raise ctx.error(f"must be 1-D [N], got dims {im.fmt(bias.dims)}", operand="bias")
+    if DYNAMIC not in (bias.dims[0], n) and bias.dims[0] != n:
+        raise ctx.error(f"has {bias.dims[0]} values for N = {n} columns of x @ y", operand="bias")
+    out = x.with_dims(x.dims[:-2] + (m, n))
+    declared = ctx.declared[1] if ctx.declared is not None and len(ctx.declared) > 1 else None
+    made = declared is not None and not is_null(declared)
+    if activation == "none" and made:
+        raise ctx.error('makes no reserve_space with activation "none"')
+    return [out, out if made else NullType.get()]
+
+
 def _infer_bmm(ctx: InferContext) -> list[Type]:
     x, y = ctx.tensor("x"), ctx.tensor("y")
     if x.rank != 3 or y.rank != 3:
@@ -305,6 +377,30 @@ def bmm(ctx: KernelContext) -> np.ndarray:
         )
     dtype = accumulate_dtype(np.result_type(x, y))
     return np.matmul(x.astype(dtype), y.astype(dtype))
+
+
+_GEMM_EPILOGUES = {"none": lambda v: v, "relu": relu, "gelu": gelu_tanh}
+"""What each activation computes, the same functions as `relu` and `gelu {approximate:
+true}`, so a fused chain means exactly what the ops it replaces mean."""
+
+
+def fused_gemm_epilogue(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray | None]:
+    """act(x @ y + bias), x's leading dims as batch (flattened into M, the same thing
+    for a 2-D y). The product accumulates in float64 as `matmul`'s does, bias and
+    activation follow in float64, and the result is rounded once into out's dtype, as
+    cuBLASLt's epilogue rounds once. reserve_space, where the op declares one (Paddle's
+    programs), holds the activation's input: cuBLASLt's GELU_AUX (for relu, Paddle keeps
+    cuBLASLt's bitmask of it, bytes only its grad kernel reads)."""
+    x, y, bias = ctx.tensor(0), ctx.tensor(1), ctx.tensor(2)
+    if ctx.attr("trans_x"):
+        x = np.swapaxes(x, -1, -2)
+    if ctx.attr("trans_y"):
+        y = y.T
+    dtype = accumulate_dtype(np.result_type(x, y, bias))
+    with np.errstate(all="ignore"):  # NaN and inf operands give NaN and inf, as on the GPU
+        pre = np.matmul(x.astype(dtype), y.astype(dtype)) + bias.astype(dtype)
+        out = _GEMM_EPILOGUES[ctx.attr("activation")](pre)
+    return out, None if is_null(ctx.op.result(1).type) else pre
 
 
 def embedding(ctx: KernelContext) -> np.ndarray:
@@ -605,6 +701,19 @@ OPS = [
         infer_meta=_infer_matmul,
         computed_meta=_computed_matmul,
         kernel=matmul,
+    ),
+    OpDef(
+        "pd_op.fused_gemm_epilogue",
+        operands=(operand("x"), operand("y"), operand("bias")),
+        attributes=(
+            attr("trans_x", BoolAttribute, False),
+            attr("trans_y", BoolAttribute, False),
+            attr("activation", StrAttribute, "none"),
+        ),
+        results=("out", "reserve_space"),
+        pattern=OpPatternKind.OUT_FUSIBLE,
+        infer_meta=_infer_fused_gemm_epilogue,
+        kernel=fused_gemm_epilogue,
     ),
     OpDef(
         "pd_op.bmm",

@@ -167,6 +167,7 @@ def test_from_names_knows_the_passes_and_the_default_prepares_fusion() -> None:
     assert PassManager().passes == (
         "fold_mutable_attributes",
         "fold_empty_tensors",
+        "fuse_gemm_epilogue",
         "decompose_composites",
         "constant_folding",
         "common_subexpression_elimination",

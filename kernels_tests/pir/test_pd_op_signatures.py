@@ -194,6 +194,12 @@ PADDLE_SIGNATURES = {
         ("out",),
     ),
     "pd_op.full_with_tensor": (("value", "shape"), ("shape",), (("dtype", "data_type"),), ("out",)),
+    "pd_op.fused_gemm_epilogue": (
+        ("x", "y", "bias"),
+        (),
+        (("trans_x", "bool"), ("trans_y", "bool"), ("activation", "str")),
+        ("out", "reserve_space"),
+    ),
     "pd_op.fused_rms_norm_quant": (
         ("x", "bias", "residual", "norm_weight", "norm_bias"),
         (),

@@ -28,7 +28,7 @@ from cinn_py.pir.op_def import registered_ops
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.traits import Trait
-from cinn_py.pir.types import DenseTensorType
+from cinn_py.pir.types import DenseTensorType, is_null
 from cinn_py.targets import cuda_library
 from cinn_py.targets.cuda_library import conv, cupy_ops, matmul
 from cinn_py.targets.library_call import HostLibraryCall
@@ -463,3 +463,22 @@ def test_a_missing_package_names_itself_and_the_extra(
         cuda_library.plan(op)
     message = str(raised.value)
     assert f"'{package}'" in message and "cinn_py[gpu]" in message and name in message
+
+
+def test_fused_gemm_epilogue_as_the_pass_makes_it_gets_a_cublaslt_geometry() -> None:
+    """The pass's op has no reserve_space (`<<NULL TYPE>>`): it is a plain GEMM with a
+    bias; one whose reserve_space is typed (Paddle's backward data, which cuBLASLt's
+    plain epilogues do not write) is left to the host's reference kernel, which fills it."""
+    rng = np.random.default_rng(11)
+    x, y, bias = rng.standard_normal((2, 3, 7)), rng.standard_normal((7, 5)), np.ones(5)
+    _, op = build("pd_op.fused_gemm_epilogue", [x, y, bias], activation="relu")
+    assert is_null(op.results[1].type)
+    gemm = matmul.gemm_geometry(op)
+    assert gemm is not None and (gemm.m, gemm.n, gemm.k, gemm.batch_count) == (5, 6, 7, 1)
+    out = op.results[0].type
+    _, typed = build(
+        "pd_op.fused_gemm_epilogue", [x, y, bias], results=[out, out], activation="relu"
+    )
+    assert not is_null(typed.results[1].type)
+    assert matmul.gemm_geometry(typed) is None
+    assert matmul._plan(typed) is None  # the host fallback, before any GPU package

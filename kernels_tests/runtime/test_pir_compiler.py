@@ -213,18 +213,19 @@ def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
         "00_input.pir",
         "01_fold_mutable_attributes.pir",
         "02_fold_empty_tensors.pir",
-        "03_decompose_composites.pir",
-        "04_constant_folding.pir",
-        "05_common_subexpression_elimination.pir",
-        "06_dead_code_elimination.pir",
-        "07_specialize_shapes.pir",
+        "03_fuse_gemm_epilogue.pir",
+        "04_decompose_composites.pir",
+        "05_constant_folding.pir",
+        "06_common_subexpression_elimination.pir",
+        "07_dead_code_elimination.pir",
+        "08_specialize_shapes.pir",
         *[f"group_0.{kind}" for kind in STAGE_FILES],
         "groups.txt",
         "kernels.cu",
         "timings.txt",
     ]
     assert (folder / "00_input.pir").read_text() == TEXT
-    assert "pd_op.full_int_array" not in (folder / "06_dead_code_elimination.pir").read_text()
+    assert "pd_op.full_int_array" not in (folder / "07_dead_code_elimination.pir").read_text()
     groups = (folder / "groups.txt").read_text()
     assert groups.startswith("group_0 (fused): inputs %0, %1; outputs %7\n")
     assert (folder / "kernels.cu").read_text().rstrip("\n") == first.cuda_source.rstrip("\n")

@@ -5,9 +5,10 @@ after each pass, so a pass that breaks the IR is caught by name, and can write t
 program text after each pass (`dump_dir`) for debugging.
 
 The default list (what `PassManager()` and so the compiler runs) prepares the program
-for CINN-style fusion: fold mutable attributes, decompose composite ops (softmax,
-layer_norm, gelu, ...) into primitives, fold constants, merge common subexpressions,
-then drop dead code. After it, a softmax is max / subtract / exp / sum / divide, which
+for CINN-style fusion: fold mutable attributes, fuse matmul + bias [+ relu / tanh gelu]
+into one library call (`fuse_gemm_epilogue`, before decomposition takes gelu apart),
+decompose composite ops (softmax, layer_norm, gelu, ...) into primitives, fold
+constants, merge common subexpressions, then drop dead code. After it, a softmax is max / subtract / exp / sum / divide, which
 fusion puts in one group and the row schedule in one kernel. `PassManager.from_names`
 runs any other list, e.g. `["fold_mutable_attributes", "dead_code_elimination"]` to
 keep composites whole.
@@ -26,6 +27,7 @@ from cinn_py.pir.passes.dead_code import eliminate_dead_code
 from cinn_py.pir.passes.decompose import decompose_composites
 from cinn_py.pir.passes.empty_tensors import fold_empty_tensors
 from cinn_py.pir.passes.fold_mutable_attributes import fold_mutable_attributes
+from cinn_py.pir.passes.fuse_gemm_epilogue import fuse_gemm_epilogues
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.pir.verifier import verify_program
@@ -36,6 +38,7 @@ PASSES: dict[str, Pass] = {
     "fold_mutable_attributes": fold_mutable_attributes,
     "dead_code_elimination": eliminate_dead_code,
     "fold_empty_tensors": fold_empty_tensors,
+    "fuse_gemm_epilogue": fuse_gemm_epilogues,
     "decompose_composites": decompose_composites,
     "constant_folding": fold_constants,
     "common_subexpression_elimination": eliminate_common_subexpressions,
@@ -45,6 +48,7 @@ PASSES: dict[str, Pass] = {
 DEFAULT_PASSES: tuple[str, ...] = (
     "fold_mutable_attributes",
     "fold_empty_tensors",
+    "fuse_gemm_epilogue",
     "decompose_composites",
     "constant_folding",
     "common_subexpression_elimination",

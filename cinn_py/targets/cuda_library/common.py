@@ -17,7 +17,7 @@ from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import REQUIRED, attr_value
 from cinn_py.pir.operation import Operation
-from cinn_py.pir.types import DYNAMIC, DenseTensorType
+from cinn_py.pir.types import DYNAMIC, DenseTensorType, is_null
 
 PACKAGES = {
     "cupy": "cupy-cuda13x",
@@ -65,11 +65,11 @@ def tensor_type(value: Any) -> DenseTensorType | None:
 
 def static_types(op: Operation) -> list[DenseTensorType | None] | None:
     """The types of the op's operands then results, each static or None for an absent
-    operand; None when a present one is not a static tensor (the table leaves such an
-    op to the host)."""
+    operand or a result typed `<<NULL TYPE>>` (one the op does not make); None when a
+    present one is not a static tensor (the table leaves such an op to the host)."""
     types: list[DenseTensorType | None] = []
     for value in [*op.operand_values(), *op.results]:
-        if value is None:
+        if value is None or is_null(value.type):
             types.append(None)
             continue
         type_ = tensor_type(value)

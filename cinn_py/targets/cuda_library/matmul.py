@@ -174,7 +174,9 @@ def gemm_geometry(op: Operation) -> Gemm | None:
         return None
     x, y = types[0], types[1]
     if op.name == "pd_op.fused_gemm_epilogue":
-        out = types[-1]
+        out = types[3]  # (x, y, bias, out, reserve_space)
+        if out is None or types[4] is not None:
+            return None  # a reserve_space to fill (Paddle's backward data): the host's
         tx, ty = bool(attr(op, "trans_x")), bool(attr(op, "trans_y"))
         if y.rank != 2 or x.rank < 2 or out.rank < 1 or (tx and x.rank > 2):
             return None  # a transposed N-D x: left to the host, its layout unsettled
