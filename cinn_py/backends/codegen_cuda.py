@@ -51,6 +51,7 @@ from cinn_py.backends.codegen_lanes import (
 )
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
 from cinn_py.ir.visitor import Visitor, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
@@ -82,6 +83,9 @@ class KernelInfo:
     block: tuple[int, int, int]
     shared_mem: int
     args: tuple[s.Argument, ...]
+    in_place: tuple[tuple[str, str], ...] = ()
+    """The (input, output) parameters whose output may take the input's bytes
+    (`ir.in_place`): declared without `__restrict__`, as they may be the same memory."""
 
 
 @dataclass(frozen=True)
@@ -676,10 +680,13 @@ def _render_kernel(
             )
     names = CNames(reserved)
     renderer = CudaRenderer(func, names, dims)
+    in_place = tuple(in_place_pairs(func))
+    aliased = {name for pair in in_place for name in pair}
     params = []
     for arg in func.args:
         c_name = names.declare(arg.name)
         type_name = renderer.type_name(arg.value.dtype)
+        restrict = "" if arg.name in aliased else " __restrict__"
         if isinstance(arg.value, e.Var):
             params.append(f"const {type_name} {c_name}")
         elif arg.io is s.ArgIO.WORKSPACE:
@@ -688,9 +695,9 @@ def _render_kernel(
             # from a stale L1 line or a register (CUDA's own __threadfence example).
             params.append(f"volatile {type_name}* __restrict__ {c_name}")
         elif arg.io is s.ArgIO.INPUT:
-            params.append(f"const {type_name}* __restrict__ {c_name}")
+            params.append(f"const {type_name}*{restrict} {c_name}")
         else:
-            params.append(f"{type_name}* __restrict__ {c_name}")
+            params.append(f"{type_name}*{restrict} {c_name}")
     shared_bytes = 0
     for buffer in func.temp_buffers:
         if buffer.memory_type is e.MemoryType.GLOBAL:
@@ -713,7 +720,7 @@ def _render_kernel(
     renderer.statement(func.body)
     head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
     text = "\n".join([head, *renderer.lines, "}"])
-    return text, KernelInfo(name, grid, block, 0, tuple(func.args)), found.dtypes
+    return text, KernelInfo(name, grid, block, 0, tuple(func.args), in_place), found.dtypes
 
 
 def generate_cuda(funcs: Sequence[s.LoweredFunc]) -> CudaSource:

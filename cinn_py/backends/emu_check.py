@@ -4,10 +4,11 @@ The arrays travel through one data file, in /dev/shm where there is one: Python 
 every array argument into it back to back, the executable maps it, gives each array its
 own heap copy of exactly the array's bytes (so that AddressSanitizer's redzones sit
 at its ends and one element past the end is reported), launches, and writes the copies
-back; Python then copies the bytes into the NumPy arrays.  The manifest format is
-documented in cinn_emu_check_main.h.  A sanitizer report, a failed launch, a crash or a
-launch that never ends becomes a KernelError; the arrays then hold what they held before
-the launch (the process died before writing back) or part of its writes (a deadlock).
+back; Python then copies the bytes of the arrays the launch changed into the NumPy
+arrays.  The manifest format is documented in cinn_emu_check_main.h.  A sanitizer
+report, a failed launch, a crash or a launch that never ends becomes a KernelError; the
+arrays then hold what they held before the launch (the process died before writing
+back) or part of its writes (a deadlock).
 """
 
 from __future__ import annotations
@@ -90,9 +91,14 @@ def run_checked(
             ) from error
         written = data_path.read_bytes()
     for arg, offset in zip(args, offsets, strict=True):
+        # Only the arrays the launch changed: an in-place output and its input are one
+        # array given twice (`ir.in_place`), and the input's untouched copy must not
+        # land over the output's.
         if offset is not None and arg.nbytes:
-            source = (ctypes.c_char * arg.nbytes).from_buffer_copy(written, offset)
-            ctypes.memmove(arg.ctypes.data, source, arg.nbytes)
+            end = offset + arg.nbytes
+            if written[offset:end] != data[offset:end]:
+                source = (ctypes.c_char * arg.nbytes).from_buffer_copy(written, offset)
+                ctypes.memmove(arg.ctypes.data, source, arg.nbytes)
     sys.stdout.write(result.stdout)
     if result.returncode != 0:
         where = _location(name, written)

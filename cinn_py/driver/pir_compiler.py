@@ -289,7 +289,9 @@ class PIRCompiler:
         self, steps: Sequence[Step], plan: StoragePlan, program: Program
     ) -> MemoryPlan:
         """The arena offsets of the values the steps write (`runtime.memory_plan`):
-        feeds and parameters stay outside, program outputs live to the end."""
+        feeds and parameters stay outside, program outputs live to the end, a kernel's
+        output may take the bytes of an input that dies there (its `in_place` pairs;
+        library calls declare none)."""
         outside = [v for names in [*plan.feeds.values(), *plan.parameters.values()] for v in names]
         outputs = [
             name
@@ -303,6 +305,7 @@ class PIRCompiler:
             outside,
             outputs,
             self.target_info().memory_alignment,
+            [step.in_place if isinstance(step, Instruction) else () for step in steps],
         )
 
     def _bind_scope(self, plan: StoragePlan, program: Program, memory: MemoryPlan) -> Scope:
@@ -431,6 +434,19 @@ def _kernel_step(
         tuple(args),
         tuple(outputs),
         tuple(workspace),
+        _in_place(info, args),
+    )
+
+
+def _in_place(info: KernelInfo, args: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """The kernel's in-place pairs (`KernelInfo.in_place`, by parameter) as variables:
+    only where each variable is one parameter's (two values aliased to one variable
+    would let the kernel read the input's bytes through another parameter)."""
+    variable = {arg.name: name for arg, name in zip(info.args, args, strict=True)}
+    return tuple(
+        (variable[x], variable[y])
+        for x, y in info.in_place
+        if args.count(variable[x]) == 1 and args.count(variable[y]) == 1
     )
 
 

@@ -98,6 +98,9 @@ class Instruction:
     outputs: tuple[str, ...] = ()
     workspace: tuple[Workspace, ...] = ()
     """The parameters in `args` that name a workspace of the kernel, not a variable."""
+    in_place: tuple[tuple[str, str], ...] = ()
+    """(input, output) variables whose output the kernel may write over the input's
+    bytes (`ir.in_place` proves which); the memory plan decides whether it does."""
     _arrays: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, scope: Scope) -> None:

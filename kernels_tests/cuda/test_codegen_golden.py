@@ -42,7 +42,7 @@ PRELUDE_END = "#endif /* CINN_PY_RUNTIME_H */\n\n"
 
 GOLDEN = {
     "ew_f32_vec4": r"""
-extern "C" __global__ void __launch_bounds__(256) fn_group_0(const float* __restrict__ var_3, const float* __restrict__ var_4, float* __restrict__ var_7) {
+extern "C" __global__ void __launch_bounds__(256) fn_group_0(const float* var_3, const float* __restrict__ var_4, float* var_7) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   const cinn_vec<float, 4> var_3_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_3 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128));
@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(256) fn_group_0(const float* __rest
 }
 """,
     "guard_vec": r"""
-extern "C" __global__ void __launch_bounds__(8) fn_guard_vec(const float* __restrict__ var_0, float* __restrict__ var_1) {
+extern "C" __global__ void __launch_bounds__(8) fn_guard_vec(const float* var_0, float* var_1) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   if ((((i_b * 32) + (i_t * 4)) / 6) < 10) {
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(8) fn_guard_vec(const float* __rest
 }
 """,
     "guard_lanes": r"""
-extern "C" __global__ void __launch_bounds__(4) fn_guard_lanes(const float* __restrict__ var_0, float* __restrict__ var_1) {
+extern "C" __global__ void __launch_bounds__(4) fn_guard_lanes(const float* var_0, float* var_1) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   #pragma unroll
@@ -87,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(4) fn_guard_lanes(const float* __re
 }
 """,
     "f16_vec8": r"""
-extern "C" __global__ void __launch_bounds__(64) fn_f16(const __half* __restrict__ var_0, const __half* __restrict__ var_1, __half* __restrict__ var_2) {
+extern "C" __global__ void __launch_bounds__(64) fn_f16(const __half* var_0, const __half* __restrict__ var_1, __half* var_2) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   const cinn_vec<__half, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(var_0 + ((((i_b * 512) + (i_t * 8)) / 64) * 64) + ((i_t * 8) % 64));
@@ -101,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(64) fn_f16(const __half* __restrict
 }
 """,
     "bf16_vec8": r"""
-extern "C" __global__ void __launch_bounds__(32) fn_bf16(const __nv_bfloat16* __restrict__ var_0, __nv_bfloat16* __restrict__ var_1) {
+extern "C" __global__ void __launch_bounds__(32) fn_bf16(const __nv_bfloat16* var_0, __nv_bfloat16* var_1) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   const cinn_vec<__nv_bfloat16, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__nv_bfloat16, 8>*>(var_0 + ((((i_b * 256) + (i_t * 8)) / 32) * 32) + ((i_t * 8) % 32));
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(16) fn_bool(const float* __restrict
 }
 """,
     "int64_vec2": r"""
-extern "C" __global__ void __launch_bounds__(25) fn_int64(const long long* __restrict__ var_0, const long long* __restrict__ var_1, long long* __restrict__ var_2) {
+extern "C" __global__ void __launch_bounds__(25) fn_int64(const long long* var_0, const long long* __restrict__ var_1, long long* var_2) {
   const long long i_b = blockIdx.x;
   const long long i_t = threadIdx.x;
   const cinn_vec<long long, 2> var_0_vec = *reinterpret_cast<const cinn_vec<long long, 2>*>(var_0 + (i_b * 50ll) + (i_t * 2ll));
@@ -142,12 +142,12 @@ extern "C" __global__ void __launch_bounds__(25) fn_int64(const long long* __res
 }
 """,
     "zero_d": r"""
-extern "C" __global__ void __launch_bounds__(1) fn_scalar(const float* __restrict__ var_0, const float* __restrict__ var_1, float* __restrict__ var_2) {
+extern "C" __global__ void __launch_bounds__(1) fn_scalar(const float* var_0, const float* __restrict__ var_1, float* var_2) {
   var_2[0] = (var_0[0] * var_1[0]) + 0.5f;
 }
 """,
     "two_nests": r"""
-extern "C" __global__ void __launch_bounds__(256) fn_two_nests(const float* __restrict__ var_0, const float* __restrict__ var_1, float* __restrict__ var_2, float* __restrict__ var_3) {
+extern "C" __global__ void __launch_bounds__(256) fn_two_nests(const float* var_0, const float* var_1, float* var_2, float* var_3) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128));
@@ -172,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(256) fn_two_nests(const float* __re
 }
 """,
     "unrolled": r"""
-extern "C" __global__ void __launch_bounds__(24) fn_unrolled(const int* __restrict__ var_0, int* __restrict__ var_1) {
+extern "C" __global__ void __launch_bounds__(24) fn_unrolled(const int* var_0, int* var_1) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   #pragma unroll
@@ -186,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(24) fn_unrolled(const int* __restri
 }
 """,
     "broadcast_vec": r"""
-extern "C" __global__ void __launch_bounds__(128) fn_broadcast(const float* __restrict__ var_0, const float* __restrict__ var_1, const float* __restrict__ var_2, float* __restrict__ var_3) {
+extern "C" __global__ void __launch_bounds__(128) fn_broadcast(const float* var_0, const float* __restrict__ var_1, const float* __restrict__ var_2, float* var_3) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
   const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + ((((i_b * 512) + (i_t * 4)) / 32) * 32) + ((i_t * 4) % 32));
@@ -246,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(4) fn_defined_ints(const float* __r
 }
 """,
     "hostile_names": r"""
-extern "C" __global__ void __launch_bounds__(32) a_b_system__rm__rf____(const float* __restrict__ x_y, const float* __restrict__ _1abc, float* __restrict__ int_1) {
+extern "C" __global__ void __launch_bounds__(32) a_b_system__rm__rf____(const float* x_y, const float* __restrict__ _1abc, float* int_1) {
   const int threadIdx_1 = threadIdx.x;
   {
     const int v__half = threadIdx_1;
@@ -328,7 +328,7 @@ def test_y_axes_and_loops_that_start_above_zero():
     assert (source.kernels[0].grid, source.kernels[0].block) == ((1, 3, 1), (1, 5, 1))
     assert kernel_text(source.source) == (
         'extern "C" __global__ void __launch_bounds__(5) fn_axes('
-        "const float* __restrict__ var_0, float* __restrict__ var_1) {\n"
+        "const float* var_0, float* var_1) {\n"
         "  const int i_0 = blockIdx.y;\n"
         "  const int i_1 = static_cast<int>(threadIdx.y) + 1;\n"
         "  #pragma unroll\n"

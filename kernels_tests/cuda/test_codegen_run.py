@@ -54,6 +54,33 @@ def test_runs_on_cuda_emu_like_numpy(batch, emu_module, index):
     _run_and_compare(emu_module, batch.kernels[index], CASES[index], index)
 
 
+IN_PLACE = [i for i, c in enumerate(CASES) if generate_cuda([c.func]).kernels[0].in_place]
+
+
+@pytest.mark.parametrize("index", IN_PLACE, ids=[CASES[i].name for i in IN_PLACE])
+def test_in_place_pairs_compute_the_same_over_one_array(batch, emu_module, index):
+    """Each output of a pair (`KernelInfo.in_place`) given its input's very array: the
+    kernel still computes what NumPy does from the inputs as they were."""
+    _run_in_place(emu_module, batch.kernels[index], CASES[index], index)
+
+
+def _run_in_place(module: cuda_emu.EmuModule, kernel, case: Case, seed: int) -> None:
+    assert kernel.in_place
+    rng = np.random.default_rng(seed)
+    inputs = [aligned(a) for a in case.make_inputs(rng)]
+    wanted = case.expected([a.copy() for a in inputs])
+    names = [a.name for a in case.func.args]
+    arrays = [*inputs, *(aligned(a) for a in case.outputs())]
+    for x, y in kernel.in_place:
+        arrays[names.index(y)] = arrays[names.index(x)]
+    outputs = arrays[len(inputs) :]
+    module.launch(kernel.name, kernel.grid, kernel.block, arrays)
+    tolerances = case.tolerances or (None,) * len(wanted)
+    for k, (got, want, dtype) in enumerate(zip(outputs, wanted, tolerances, strict=True)):
+        result = compare(got, want, dtype)
+        assert result.ok, f"{case.name} output {k} (in place): {result}"
+
+
 def test_guarded_and_vector_kernels_stay_in_bounds():
     """Checking mode runs each launch on exactly-sized copies under ASan and UBSan: a lane
     or a thread past the end of a buffer fails the launch."""
@@ -63,6 +90,8 @@ def test_guarded_and_vector_kernels_stay_in_bounds():
     module = cuda_emu.compile(source.source, check=True)
     for seed, (case, kernel) in enumerate(zip(cases, source.kernels, strict=True)):
         _run_and_compare(module, kernel, case, seed)
+        if kernel.in_place:  # the copies of one array given twice: the output's lands
+            _run_in_place(module, kernel, case, seed)
 
 
 def _global_accesses(ptx: str) -> list[str]:
@@ -72,9 +101,11 @@ def _global_accesses(ptx: str) -> list[str]:
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
-        ("ew_f32_vec4", ["ld.global.nc.v4.f32"] * 2 + ["st.global.v4.f32"]),
-        ("guard_vec", ["ld.global.nc.v4.f32", "st.global.v4.f32"]),
-        ("int64_vec2", ["ld.global.nc.v2.u64"] * 2 + ["st.global.v2.u64"]),
+        # The input an output may take in place (`ir.in_place`) has no __restrict__, so
+        # no read-only (.nc) load: it may be the output's memory.
+        ("ew_f32_vec4", ["ld.global.nc.v4.f32", "ld.global.v4.f32", "st.global.v4.f32"]),
+        ("guard_vec", ["ld.global.v4.f32", "st.global.v4.f32"]),
+        ("int64_vec2", ["ld.global.nc.v2.u64", "ld.global.v2.u64", "st.global.v2.u64"]),
     ],
 )
 def test_vector_loops_are_128_bit_accesses(case, expected):
