@@ -473,7 +473,7 @@ def test_cli_run_verbose_prints_arena_and_naive_bytes(capsys) -> None:
     assert 0 < arena <= naive
 
 
-@pytest.mark.parametrize("name", ["gpt2_block", "resnet_basic_block", "mlp"])
+@pytest.mark.parametrize("name", ["gpt2_block", "resnet_basic_block", "llama_decoder"])
 def test_fetching_a_value_overwritten_in_place_gives_its_value(name: str) -> None:
     """The input of an in-place pair is overwritten by its output: fetched, the program
     compiles again with it pinned (so it is no pair's input) and it reads as on
