@@ -22,6 +22,11 @@ that draws their values. The op sequences follow the model fixtures
   dropout in eval (is_test), o Linear, dropout, residual, LayerNorm (epsilon 1e-12),
   Linear, exact GELU, Linear, dropout, residual, LayerNorm.
 
+Each layer is written from its `LayerKind` (`llama_kind`, `bert_kind`: feeds, one
+layer's parameters, a prologue and the layer itself) by `write_layers`, which also
+stacks N of them, each one's output the next one's input (`tools/gen_big_model.py`);
+BERT's additive mask is made once, by the prologue, before the first layer.
+
 Weights are drawn as a trained layer holds them (std 1 / sqrt(fan_in), norm weights
 near 1, small biases) so float16 activations stay near unit scale. bfloat16 arrays are
 uint16 bit patterns, as cinn_py takes them.
@@ -342,21 +347,77 @@ def rope_tables(
 # ---- the layers ------------------------------------------------------------------------------
 
 
-def llama_decoder(
+@dataclass
+class LayerKind:
+    """A layer cut into the parts a program of one or many layers is written from: the
+    feeds, one layer's parameters (named as in a lone layer), the `prologue` that turns
+    the feed values into the first layer's input and what every layer also takes (the
+    mask), and the `layer` itself, which maps (writer, input, shared, weights by name)
+    to its output, the next layer's input."""
+
+    name: str
+    dtype: str
+    feeds: list[Tensor]
+    params: list[Tensor]
+    prologue: Callable[[Paddle, list[V]], tuple[V, list[V]]]
+    layer: Callable[[Paddle, V, list[V], dict[str, V]], V]
+    sizes: dict[str, int]
+    draw: dict[str, Callable[[np.random.Generator, Tensor], np.ndarray]] = field(repr=False)
+
+
+def _own_name(index: int, name: str) -> str:
+    return name
+
+
+def write_layers(
+    kind: LayerKind,
+    layers: int = 1,
+    param_name: Callable[[int, str], str] = _own_name,
+    name: str | None = None,
+) -> Block:
+    """`layers` layers of `kind` stacked (each one's output the next one's input), the
+    last one's output fetched: every parameter first (layer by layer, renamed by
+    `param_name(layer index, name)`), then the feeds, the prologue and the layers."""
+    if layers < 1:
+        raise ValueError(f"a program needs at least one layer, got {layers}")
+    p = Paddle()
+    params = [
+        Tensor(param_name(i, t.name), t.shape, t.dtype) for i in range(layers) for t in kind.params
+    ]
+    values = {t.name: p.parameter(t) for t in params}
+    x, shared = kind.prologue(p, [p.data(t) for t in kind.feeds])
+    for i in range(layers):
+        x = kind.layer(p, x, shared, {t.name: values[param_name(i, t.name)] for t in kind.params})
+    p.fetch(x)
+    draw = {t.name: kind.draw[t.name] for t in kind.feeds}
+    for i in range(layers):
+        draw.update({param_name(i, t.name): kind.draw[t.name] for t in kind.params})
+    output = Tensor("out0", x.shape, kind.dtype)
+    return Block(
+        name or kind.name,
+        kind.dtype,
+        p.w.text(),
+        list(kind.feeds),
+        params,
+        output,
+        dict(kind.sizes),
+        draw,
+    )
+
+
+def llama_kind(
     batch: int = 4,
     seq: int = 512,
     hidden: int = 2048,
     heads: int = 16,
     intermediate: int | None = None,
     dtype: str = "float16",
-) -> Block:
-    """A LLaMA decoder layer (see the module's docstring); `intermediate` defaults to
-    LLaMA's 8/3 * hidden rounded up to a multiple of 256 (5632 for 2048, TinyLlama's)."""
+) -> LayerKind:
+    """The LLaMA decoder layer's parts (see `llama_decoder`)."""
     if hidden % heads or (hidden // heads) % 2:
         raise ValueError(f"hidden {hidden} must split into {heads} heads of even size")
     head_dim = hidden // heads
     inter = intermediate or -(-(8 * hidden // 3) // 256) * 256
-    p = Paddle()
     params = [
         Tensor("input_layernorm.weight", (hidden,), dtype),
         Tensor("q_proj.weight", (hidden, hidden), dtype),
@@ -374,37 +435,40 @@ def llama_decoder(
         Tensor("hidden_states", (batch, seq, hidden), dtype),
         Tensor("attention_mask", (batch, 1, seq, seq), dtype),
     ]
-    w = {t.name: p.parameter(t) for t in params}
-    x, mask = (p.data(t) for t in feeds)
 
-    h = p.rms_norm(x, w["input_layernorm.weight"], LLAMA_EPSILON)
+    def prologue(p: Paddle, data: list[V]) -> tuple[V, list[V]]:
+        x, mask = data
+        return x, [mask]
 
-    def heads_of(name: str) -> V:
-        return p.reshape(p.matmul(h, w[name]), (batch, seq, heads, head_dim))
+    def layer(p: Paddle, x: V, shared: list[V], w: dict[str, V]) -> V:
+        (mask,) = shared
+        h = p.rms_norm(x, w["input_layernorm.weight"], LLAMA_EPSILON)
 
-    def rotary(t: V) -> V:
-        half = head_dim // 2
-        rotated = p.concat_last(
-            p.scale(p.slice_last(t, half, 2147483647), -1.0), p.slice_last(t, 0, half)
-        )
-        return p.add(
-            p.multiply(t, w["rotary_emb.cos_cached"]),
-            p.multiply(rotated, w["rotary_emb.sin_cached"]),
-        )
+        def heads_of(name: str) -> V:
+            return p.reshape(p.matmul(h, w[name]), (batch, seq, heads, head_dim))
 
-    q = p.transpose(rotary(heads_of("q_proj.weight")), (0, 2, 1, 3))
-    k = p.transpose(rotary(heads_of("k_proj.weight")), (0, 2, 1, 3))
-    v = p.transpose(heads_of("v_proj.weight"), (0, 2, 1, 3))
-    scores = p.add(p.scale(p.matmul(q, k, transpose_y=True), 1.0 / math.sqrt(head_dim)), mask)
-    probs = p.cast(p.softmax(p.cast(scores, "float32")), dtype)
-    context = p.reshape(p.transpose(p.matmul(probs, v), (0, 2, 1, 3)), (batch, seq, hidden))
-    h1 = p.add(x, p.matmul(context, w["o_proj.weight"]))
+        def rotary(t: V) -> V:
+            half = head_dim // 2
+            rotated = p.concat_last(
+                p.scale(p.slice_last(t, half, 2147483647), -1.0), p.slice_last(t, 0, half)
+            )
+            return p.add(
+                p.multiply(t, w["rotary_emb.cos_cached"]),
+                p.multiply(rotated, w["rotary_emb.sin_cached"]),
+            )
 
-    h2 = p.rms_norm(h1, w["post_attention_layernorm.weight"], LLAMA_EPSILON)
-    gate = p.unary("pd_op.silu", p.matmul(h2, w["gate_proj.weight"]))
-    up = p.matmul(h2, w["up_proj.weight"])
-    out = p.add(h1, p.matmul(p.multiply(gate, up), w["down_proj.weight"]))
-    p.fetch(out)
+        q = p.transpose(rotary(heads_of("q_proj.weight")), (0, 2, 1, 3))
+        k = p.transpose(rotary(heads_of("k_proj.weight")), (0, 2, 1, 3))
+        v = p.transpose(heads_of("v_proj.weight"), (0, 2, 1, 3))
+        scores = p.add(p.scale(p.matmul(q, k, transpose_y=True), 1.0 / math.sqrt(head_dim)), mask)
+        probs = p.cast(p.softmax(p.cast(scores, "float32")), dtype)
+        context = p.reshape(p.transpose(p.matmul(probs, v), (0, 2, 1, 3)), (batch, seq, hidden))
+        h1 = p.add(x, p.matmul(context, w["o_proj.weight"]))
+
+        h2 = p.rms_norm(h1, w["post_attention_layernorm.weight"], LLAMA_EPSILON)
+        gate = p.unary("pd_op.silu", p.matmul(h2, w["gate_proj.weight"]))
+        up = p.matmul(h2, w["up_proj.weight"])
+        return p.add(h1, p.matmul(p.multiply(gate, up), w["down_proj.weight"]))
 
     cos, sin = rope_tables(seq, head_dim)
     draw = {
@@ -417,25 +481,36 @@ def llama_decoder(
     }
     draw.update({t.name: _weight for t in params if t.name not in draw})
     sizes = dict(batch=batch, seq=seq, hidden=hidden, heads=heads, intermediate=inter)
-    output = Tensor("out0", out.shape, dtype)
-    return Block("llama_decoder", dtype, p.w.text(), feeds, params, output, sizes, draw)
+    return LayerKind("llama_decoder", dtype, feeds, params, prologue, layer, sizes, draw)
 
 
-def bert_layer(
+def llama_decoder(
+    batch: int = 4,
+    seq: int = 512,
+    hidden: int = 2048,
+    heads: int = 16,
+    intermediate: int | None = None,
+    dtype: str = "float16",
+) -> Block:
+    """A LLaMA decoder layer (see the module's docstring); `intermediate` defaults to
+    LLaMA's 8/3 * hidden rounded up to a multiple of 256 (5632 for 2048, TinyLlama's)."""
+    return write_layers(llama_kind(batch, seq, hidden, heads, intermediate, dtype))
+
+
+def bert_kind(
     batch: int = 8,
     seq: int = 384,
     hidden: int = 768,
     heads: int = 12,
     intermediate: int | None = None,
     dtype: str = "float16",
-) -> Block:
-    """A BERT encoder layer (see the module's docstring); `intermediate` defaults to
-    4 * hidden (BERT-base: 768, 12 heads, 3072)."""
+) -> LayerKind:
+    """The BERT layer's parts (see `bert_layer`). The additive mask is made once, in the
+    prologue, and taken by every layer, as BertModel hands it to its encoder."""
     if hidden % heads:
         raise ValueError(f"hidden {hidden} must split into {heads} heads")
     head_dim = hidden // heads
     inter = intermediate or 4 * hidden
-    p = Paddle()
     params: list[Tensor] = []
     for name, fan_in, fan_out in (
         ("query", hidden, hidden),
@@ -456,33 +531,40 @@ def bert_layer(
         Tensor("hidden_states", (batch, seq, hidden), dtype),
         Tensor("attention_mask", (batch, seq), "int64"),
     ]
-    w = {t.name: p.parameter(t) for t in params}
-    x, mask = (p.data(t) for t in feeds)
 
-    def linear(t: V, name: str) -> V:
-        return p.linear(t, w[f"{name}.weight"], w[f"{name}.bias"])
+    def prologue(p: Paddle, data: list[V]) -> tuple[V, list[V]]:
+        x, mask = data
+        ones = p.cast(p.unsqueeze(mask, (1, 2)), dtype)
+        return x, [p.scale(p.scale(ones, -1.0, 1.0), MASK_VALUE)]
 
-    def heads_of(name: str) -> V:
-        return p.transpose(p.reshape(linear(x, name), (batch, seq, heads, head_dim)), (0, 2, 1, 3))
+    def layer(p: Paddle, x: V, shared: list[V], w: dict[str, V]) -> V:
+        (additive,) = shared
 
-    q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
-    additive = p.scale(p.scale(p.cast(p.unsqueeze(mask, (1, 2)), dtype), -1.0, 1.0), MASK_VALUE)
-    scores = p.add(p.scale(p.matmul(q, k, transpose_y=True), 1.0 / math.sqrt(head_dim)), additive)
-    probs = p.dropout_eval(p.softmax(scores))
-    context = p.reshape(p.transpose(p.matmul(probs, v), (0, 2, 1, 3)), (batch, seq, hidden))
-    attended = p.dropout_eval(linear(context, "attention_output"))
-    h = p.layer_norm(
-        p.add(x, attended),
-        w["attention_layernorm.weight"],
-        w["attention_layernorm.bias"],
-        BERT_EPSILON,
-    )
-    ffn = p.unary("pd_op.gelu", linear(h, "intermediate"), {"approximate": False})
-    ffn = p.dropout_eval(linear(ffn, "output"))
-    out = p.layer_norm(
-        p.add(h, ffn), w["output_layernorm.weight"], w["output_layernorm.bias"], BERT_EPSILON
-    )
-    p.fetch(out)
+        def linear(t: V, name: str) -> V:
+            return p.linear(t, w[f"{name}.weight"], w[f"{name}.bias"])
+
+        def heads_of(name: str) -> V:
+            shaped = p.reshape(linear(x, name), (batch, seq, heads, head_dim))
+            return p.transpose(shaped, (0, 2, 1, 3))
+
+        q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
+        scores = p.add(
+            p.scale(p.matmul(q, k, transpose_y=True), 1.0 / math.sqrt(head_dim)), additive
+        )
+        probs = p.dropout_eval(p.softmax(scores))
+        context = p.reshape(p.transpose(p.matmul(probs, v), (0, 2, 1, 3)), (batch, seq, hidden))
+        attended = p.dropout_eval(linear(context, "attention_output"))
+        h = p.layer_norm(
+            p.add(x, attended),
+            w["attention_layernorm.weight"],
+            w["attention_layernorm.bias"],
+            BERT_EPSILON,
+        )
+        ffn = p.unary("pd_op.gelu", linear(h, "intermediate"), {"approximate": False})
+        ffn = p.dropout_eval(linear(ffn, "output"))
+        return p.layer_norm(
+            p.add(h, ffn), w["output_layernorm.weight"], w["output_layernorm.bias"], BERT_EPSILON
+        )
 
     draw = {
         "hidden_states": _normal(1.0),
@@ -493,9 +575,24 @@ def bert_layer(
     draw.update({t.name: _normal(0.1) for t in params if t.name.endswith(".bias")})
     draw.update({t.name: _weight for t in params if t.name not in draw})
     sizes = dict(batch=batch, seq=seq, hidden=hidden, heads=heads, intermediate=inter)
-    output = Tensor("out0", out.shape, dtype)
-    return Block("bert_layer", dtype, p.w.text(), feeds, params, output, sizes, draw)
+    return LayerKind("bert_layer", dtype, feeds, params, prologue, layer, sizes, draw)
+
+
+def bert_layer(
+    batch: int = 8,
+    seq: int = 384,
+    hidden: int = 768,
+    heads: int = 12,
+    intermediate: int | None = None,
+    dtype: str = "float16",
+) -> Block:
+    """A BERT encoder layer (see the module's docstring); `intermediate` defaults to
+    4 * hidden (BERT-base: 768, 12 heads, 3072)."""
+    return write_layers(bert_kind(batch, seq, hidden, heads, intermediate, dtype))
 
 
 BLOCKS: dict[str, Callable[..., Block]] = {"llama": llama_decoder, "bert": bert_layer}
 """The layers by their short name (`tools/bench_e2e.py --cases`)."""
+
+KINDS: dict[str, Callable[..., LayerKind]] = {"llama": llama_kind, "bert": bert_kind}
+"""Their parts, for programs of many layers (`tools/gen_big_model.py`)."""

@@ -73,9 +73,12 @@ def write_pdiparams(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarra
 
     A uint16 array is taken as bfloat16 bit patterns (pdiparams has no uint16 type).
     """
-    chunks = [_encode_record(name, np.asarray(arrays[name])) for name in sorted(arrays)]
+    names = sorted(arrays)
+    for name in names:  # refused before the file is touched
+        _dtype_of(name, np.asarray(arrays[name]))
     with open(path, "wb") as f:
-        f.write(b"".join(chunks))
+        for name in names:  # a record at a time: a model's parameters run to gigabytes
+            f.write(_encode_record(name, np.asarray(arrays[name])))
 
 
 # -- reading ------------------------------------------------------------------------
