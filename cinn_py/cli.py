@@ -390,7 +390,10 @@ def _cmd_ir(args: argparse.Namespace) -> int:
             func, launch = kernel.lowered, ""
         else:
             func, launch = kernel.scheduled.func, _launch_of(kernel.scheduled.func)
-        text = group_heading(kernel.group, stages.names, renamed, launch) + print_ir(func) + "\n"
+        text = group_heading(kernel.group, stages.names, renamed, launch)
+        if kernel.shares is not None:
+            text += f"// launches fn_{kernel.shares.group.name} (equal to it up to names)\n"
+        text += print_ir(func) + "\n"
         if args.stage == "scheduled":
             text += "".join(f"// {line}\n" for line in str(kernel.scheduled.trace).splitlines())
         print(text)
@@ -441,7 +444,12 @@ def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) ->
         info.name: group_heading(
             kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)
         )
-        for kernel, info in zip(stages.fused, source.kernels, strict=True)
+        + "".join(
+            f"// {other.group.name} launches {info.name}\n"
+            for other in stages.fused
+            if other.shares is kernel
+        )
+        for kernel, info in zip(stages.distinct, source.kernels, strict=True)
     }
     text = annotate_kernels(source.source, headings)
     header = runtime_header().rstrip()

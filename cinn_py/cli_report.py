@@ -186,7 +186,10 @@ def profile_table(times: Sequence[StepTime], target: str) -> str:
 def steps_summary(runtime: RuntimeProgram) -> str:
     """The runtime program's steps for `run -v`: kernels, library calls by what runs
     them, and the CUDA graphs the last run replayed."""
-    kernels = len(runtime.kernels)
+    kernels = f"{len(runtime.kernels)} kernel(s)"
+    distinct = len(runtime.distinct_kernels)
+    if distinct < len(runtime.kernels):
+        kernels += f" ({distinct} distinct)"
     where = Counter(
         step.call.where for step in runtime.instructions if not isinstance(step, Instruction)
     )
@@ -196,7 +199,7 @@ def steps_summary(runtime: RuntimeProgram) -> str:
         graphs = f"CUDA graphs on, {runtime.graph_count} captured"
     else:
         graphs = "CUDA graphs off"
-    return f"{kernels} kernel(s), {library}; {graphs}"
+    return f"{kernels}, {library}; {graphs}"
 
 
 def launch_dims(grid: Sequence[int], block: Sequence[int]) -> str:

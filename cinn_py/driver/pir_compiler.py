@@ -16,12 +16,16 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
     grouping    `hlir.grouping.explain_grouping` (the groups and why they stayed apart),
                 unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
-    scheduling  `group_schedule.auto_schedule` (bound guards included)
+    scheduling  `group_schedule.auto_schedule` (bound guards included); groups whose
+                scheduled functions are equal up to names share one kernel, the first
+                one's (`driver.kernel_dedup`; `FusedKernel.shares`)
     codegen     the target's renderer (`Target.render`, CUDA C on both compiled targets):
-                every fused group's kernel (`fn_<group>`) in one translation unit
+                every distinct kernel (`fn_<group>`) in one translation unit
     compile     the target's compiler and module loader (`Target.compile`, `.load`:
-                g++ on cuda-emu, NVRTC + module load on cuda): one run, cached on disk;
-                when it fails, each group is compiled alone to name the one at fault
+                g++ on cuda-emu, NVRTC + module load on cuda): one run per unit (one
+                unit, or `UNIT_SIZE` kernels a unit for a program of more), the units in
+                a pool of threads (`driver.compile_pool`), each cached on disk; when one
+                fails, each group is compiled alone (in the pool) to name the one at fault
 
 A program with -1 dims needs `feed_shapes` for them. LIBRARY groups, and computing ops
 in no group, run by the target's library calls (`runtime.library`); glue ops become
@@ -38,6 +42,8 @@ from heapq import heappop, heappush
 from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
+from cinn_py.driver import compile_pool
+from cinn_py.driver.kernel_dedup import launch_of, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
@@ -63,6 +69,7 @@ from cinn_py.runtime.feeds import check_array, to_array
 from cinn_py.runtime.instruction import Instruction, Workspace
 from cinn_py.runtime.library import LibraryInstruction, storage_names
 from cinn_py.runtime.memory_plan import MemoryPlan, plan_memory
+from cinn_py.runtime.module_set import one_module
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 from cinn_py.runtime.scope import Scope
 from cinn_py.targets import Target, compiled_target
@@ -82,6 +89,14 @@ class FusedKernel:
     group: Group
     lowered: LoweredFunc | None = None
     scheduled: ScheduleResult | None = None
+    shares: FusedKernel | None = None
+    """The earlier group whose kernel this one launches (their scheduled functions are
+    equal up to names: `kernel_dedup`); None when it has a kernel of its own."""
+
+    @property
+    def kernel(self) -> FusedKernel:
+        """The group whose function is rendered as the kernel this group launches."""
+        return self if self.shares is None else self.shares
 
 
 @dataclass
@@ -93,9 +108,15 @@ class Stages:
     names: NameTable
     fused: list[FusedKernel] = field(default_factory=list)
     source: CudaSource | None = None
-    """Every fused group's kernel in one translation unit (None without fused groups)."""
+    """Every distinct kernel in one translation unit (None without fused groups)."""
     explanations: list[FusionExplanation] = field(default_factory=list)
     """Why groups linked by a value were not merged (empty for groups given by hand)."""
+
+    @property
+    def distinct(self) -> list[FusedKernel]:
+        """The fused groups with a kernel of their own (all of them before codegen), in
+        order: the kernels of the translation unit."""
+        return [k for k in self.fused if k.shares is None]
 
 
 def check_supported(program: Program) -> None:
@@ -191,12 +212,19 @@ class PIRCompiler:
                     f"{kernel.group.name}.scheduled.ir", print_ir(kernel.scheduled.func)
                 )
                 self._dump.write(f"{kernel.group.name}.trace.txt", str(kernel.scheduled.trace))
+            first = share_kernels([k.scheduled.func for k in result.fused])
+            for kernel, index in zip(result.fused, first, strict=True):
+                kernel.shares = None if result.fused[index] is kernel else result.fused[index]
         if until == "scheduled":
             return result
         with self._timed("codegen"):
             if result.fused:
-                result.source = self.target.render([k.scheduled.func for k in result.fused])
+                funcs = [k.scheduled.func for k in result.distinct]
+                result.source = self.target.render(funcs, compile_pool.UNIT_SIZE)
                 self._dump.write("kernels.cu", result.source.source)
+                for index, unit in enumerate(result.source.units):
+                    self._dump.write(f"kernels_{index}.cu", unit.source)
+                self._dump.write("kernels.txt", describe_sharing(result.fused))
         if self._dump.enabled:
             for kernel in result.fused:
                 self._dump.write(
@@ -214,12 +242,16 @@ class PIRCompiler:
         with self._timed("compile"):
             module = self._compile(stages)
         kernels = {} if stages.source is None else {k.name: k for k in stages.source.kernels}
+        fused = {k.group.name: k for k in stages.fused}
         steps: list[Step] = []
         for group in ordered_groups(stages.program, stages.groups):
             if group.kind is GroupKind.FUSED:
-                info = kernels.get(kernel_name(group))
+                shared = fused[group.name].kernel
+                info = kernels.get(kernel_name(shared.group))
                 if info is None:
-                    raise CompileError(f"codegen made no kernel {kernel_name(group)}")
+                    raise CompileError(f"codegen made no kernel {kernel_name(shared.group)}")
+                own = fused[group.name].scheduled.func
+                info = launch_of(info, shared.scheduled.func, own)
                 steps.append(_kernel_step(group, info, module, plan, stages.names))
             else:
                 steps.extend(_library_steps(group, plan, self.target))
@@ -253,36 +285,54 @@ class PIRCompiler:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
 
     def _compile(self, stages: Stages) -> Any:
-        """The loaded module of the translation unit: one g++ or NVRTC run, whose fixed
-        cost (parsing the headers: about 0.5 s for g++) dominates; per-group units were
-        3 to 6 times slower to build cold. Cached on disk by source."""
+        """The loaded module of the translation unit, or a `ModuleSet` of its units'
+        modules where it is split (more than `UNIT_SIZE` distinct kernels): one g++ or
+        NVRTC run per unit, the units side by side in a pool (`compile_pool`), each
+        cached on disk by its source. A unit's fixed cost (parsing the headers: about
+        0.5 s for g++) is why small programs are one unit: per-group units were 3 to 6
+        times slower to build cold."""
         if stages.source is None:
             return None
+        units = stages.source.units or (stages.source,)
+        names = (
+            ["kernels.cu"] if len(units) == 1 else [f"kernels_{i}.cu" for i in range(len(units))]
+        )
+        arch = self.target.compile_arch(self.arch)  # here, not in the pool's threads
         try:
-            built = self._compile_source(stages.source.source, "kernels.cu")
+            built = compile_pool.run_jobs(
+                lambda job: self.target.compile(job[0].source, job[1], arch),
+                list(zip(units, names, strict=True)),
+            )
         except CompileError as error:
             self._dump.write("kernels.log", error.log)
-            raise self._blame(stages.fused, error) from error
-        return self.target.load(built)
+            raise self._blame(stages.distinct, arch, error) from error
+        return one_module([self.target.load(b) for b in built])
 
-    def _compile_source(self, source: str, name: str) -> Any:
-        """What the target's compiler builds (an EmuModule, or a CUBIN for the GPU here)."""
-        return self.target.compile(source, name, self.arch)
+    def _blame(
+        self, distinct: Sequence[FusedKernel], arch: str | None, error: CompileError
+    ) -> CompileError:
+        """The error of the first group (in order) whose own source fails the same
+        compiler, naming the group and its ops; the unit's error where every group
+        compiles alone. The groups' sources compile side by side (`compile_pool`)."""
 
-    def _blame(self, fused: Sequence[FusedKernel], error: CompileError) -> CompileError:
-        """The error of the first group whose own source fails the same compiler, naming
-        the group and its ops; the unit's error where every group compiles alone."""
-        for kernel in fused:
-            name = kernel.group.name
+        def attempt(kernel: FusedKernel) -> CompileError | None:
+            source = group_source(kernel, self.target).source
             try:
-                self._compile_source(group_source(kernel, self.target).source, f"{name}.cu")
+                self.target.compile(source, f"{kernel.group.name}.cu", arch)
             except CompileError as own:
-                self._dump.write(f"{name}.log", own.log)
-                message = str(own)
-                if own.log and message.endswith(own.log):
-                    message = message[: -len(own.log)].rstrip()
-                ops = ", ".join(op.name for op in kernel.group.ops)
-                return CompileError(f"{name} ({ops}): {message}", log=own.log, source=own.source)
+                return own
+            return None
+
+        for kernel, own in zip(distinct, compile_pool.run_jobs(attempt, distinct), strict=True):
+            if own is None:
+                continue
+            name = kernel.group.name
+            self._dump.write(f"{name}.log", own.log)
+            message = str(own)
+            if own.log and message.endswith(own.log):
+                message = message[: -len(own.log)].rstrip()
+            ops = ", ".join(op.name for op in kernel.group.ops)
+            return CompileError(f"{name} ({ops}): {message}", log=own.log, source=own.source)
         return error
 
     def _plan_memory(
@@ -395,6 +445,11 @@ def ordered_groups(program: Program, groups: Sequence[Group]) -> list[Group]:
 def kernel_name(group: Group) -> str:
     """The name of a FUSED group's function and kernel: `fn_<group>`."""
     return f"fn_{group.name}"
+
+
+def describe_sharing(fused: Sequence[FusedKernel]) -> str:
+    """`group_3 launches fn_group_1` for each fused group (dumps' `kernels.txt`)."""
+    return "".join(f"{k.group.name} launches {kernel_name(k.kernel.group)}\n" for k in fused)
 
 
 def group_source(kernel: FusedKernel, target: str | Target) -> CudaSource:

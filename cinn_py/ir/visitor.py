@@ -1,5 +1,5 @@
 """Walking the AST: a Visitor, a Mutator that shares unchanged subtrees, and
-structural equality.
+structural equality (exact, or up to a consistent renaming: `canonical_key`).
 
 Dispatch is by class name: `visit_Add(self, node)` handles Add; a node kind without
 a method goes to `generic_visit`, which walks its children (the IrNode values of its
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cinn_py.ir.expr import IrNode
+from cinn_py.ir.expr import Buffer, IrNode, Tensor, Var
+from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock
 
 
 def children(node: IrNode) -> list[IrNode]:
@@ -96,3 +97,40 @@ def structural_equal(a: IrNode, b: IrNode) -> bool:
 
 def structural_hash(node: IrNode) -> int:
     return hash(structural_key(node))
+
+
+NAMED = (Buffer, Tensor, Var, ScheduleBlock, LoweredFunc)
+"""The nodes whose `name` is an identifier the tree binds (not a callee's name, not a
+string constant): what `canonical_key` renames."""
+
+
+def canonical_key(node: IrNode) -> tuple[Any, ...]:
+    """`structural_key` up to a consistent renaming: each name a `NAMED` node carries is
+    replaced by the order of its first appearance in a walk of the fields, one numbering
+    for all of them. So two trees get one key exactly when a one-to-one renaming makes
+    them structurally equal (two groups' kernels that differ only in their buffers',
+    loop variables' and function's names), while dtypes, shapes, extents, constants,
+    callees, argument order and roles and the schedule (loops, bindings, temps) all
+    count. Shared subtrees are keyed once per walk: every name in one was numbered at
+    its first visit, so a later visit would give the same key."""
+    names: dict[str, int] = {}
+    memo: dict[int, tuple[Any, ...]] = {}
+
+    def key_of(value: Any) -> Any:
+        if isinstance(value, IrNode):
+            found = memo.get(id(value))
+            if found is None:
+                rename = isinstance(value, NAMED)
+                found = (type(value).__name__,) + tuple(
+                    names.setdefault(item, len(names))
+                    if rename and field == "name"
+                    else key_of(item)
+                    for field, item in zip(value._fields, value.field_values(), strict=True)
+                )
+                memo[id(value)] = found
+            return found
+        if isinstance(value, tuple):
+            return tuple(key_of(v) for v in value)
+        return _key_of(value)
+
+    return key_of(node)

@@ -168,6 +168,12 @@ class RuntimeProgram:
         """The kernel launches, in execution order."""
         return [step for step in self.instructions if isinstance(step, Instruction)]
 
+    @property
+    def distinct_kernels(self) -> list[str]:
+        """The kernels the launches use, each once, in the order of their first launch:
+        fewer than `kernels` where groups share one (identical layers of a model)."""
+        return list(dict.fromkeys(step.name for step in self.kernels))
+
     def storage_of(self, value: Value) -> Storage | None:
         """The variable(s) a value of `program` is in, None if it lives inside a kernel."""
         return None if self.storage is None else self.storage.get(value)

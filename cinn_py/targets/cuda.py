@@ -71,13 +71,16 @@ class CudaTarget(Target):
             return TargetInfo.cuda(arch or nvrtc.DEFAULT_ARCH)
         return TargetInfo.cuda(arch or facts.arch, facts.sm_count)
 
-    def render(self, funcs: Sequence[LoweredFunc]) -> CudaSource:
-        return codegen_cuda.generate_cuda(funcs)
+    def render(self, funcs: Sequence[LoweredFunc], unit_size: int | None = None) -> CudaSource:
+        return codegen_cuda.generate_cuda(funcs, unit_size)
 
     def compile(self, source: str, name: str, arch: str | None = None) -> Any:
         """A CUBIN for `arch`, or for the GPU here."""
         arch = arch or cuda_module.pick_arch(cuda_module.device_arch())
         return nvrtc.compile(source, arch, name=name)
+
+    def compile_arch(self, arch: str | None = None) -> str | None:
+        return arch or cuda_module.pick_arch(cuda_module.device_arch())
 
     def load(self, built: Any) -> Any:
         return cuda_module.load(built)

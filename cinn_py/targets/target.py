@@ -3,8 +3,10 @@
 A target is a value, not a name to compare (as Triton's `GPUTarget` + backend, or
 tinygrad's `Compiled` device): the driver, the runtime, the API and the CLI ask it.
 
-    renderer        `render(funcs)`: scheduled functions -> one translation unit
-    compiler        `compile(source, name, arch)`: the unit -> a built artefact
+    renderer        `render(funcs, unit_size)`: scheduled functions -> one translation
+                    unit (and, past `unit_size` kernels, the same split into units)
+    compiler        `compile(source, name, arch)`: a unit -> a built artefact, callable
+                    from a pool's threads with the arch `compile_arch(arch)` resolved
     module loader   `load(built)`: the artefact -> a module with `launch(...)`
     array library   `empty`, `zeros`, `arena`: where a Scope's arrays live
     library calls   `plan_library_op(op)`: a `LibraryCall` for an op that gets no
@@ -81,11 +83,16 @@ class Target:
     def target_info(self, arch: str | None = None) -> TargetInfo:
         raise self._no_kernels("device limits")
 
-    def render(self, funcs: Sequence[LoweredFunc]) -> CudaSource:
+    def render(self, funcs: Sequence[LoweredFunc], unit_size: int | None = None) -> CudaSource:
         raise self._no_kernels("renderer")
 
     def compile(self, source: str, name: str, arch: str | None = None) -> Any:
         raise self._no_kernels("compiler")
+
+    def compile_arch(self, arch: str | None = None) -> str | None:
+        """The arch `compile` builds for, found in the calling thread (on cuda the current
+        device's), so that compiles in a pool's threads are given it and ask no device."""
+        return arch
 
     def load(self, built: Any) -> Any:
         raise self._no_kernels("module loader")

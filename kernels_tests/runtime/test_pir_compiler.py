@@ -184,7 +184,7 @@ def test_set_parameter_is_refused_on_compiled_targets():
 def test_compile_errors_name_the_group_and_are_dumped(monkeypatch, tmp_path):
     monkeypatch.setenv("CINN_PY_DUMP_DIR", str(tmp_path))
 
-    def broken(funcs):
+    def broken(funcs, unit_size=None):
         return CudaSource('extern "C" __global__ void fn(float* a) { a[0] = oops; }\n', [])
 
     monkeypatch.setattr(codegen_cuda, "generate_cuda", broken)  # every target's renderer
@@ -222,6 +222,7 @@ def test_dump_dir_gets_every_stage_of_every_compile(monkeypatch, tmp_path):
         *[f"group_0.{kind}" for kind in STAGE_FILES],
         "groups.txt",
         "kernels.cu",
+        "kernels.txt",
         "timings.txt",
     ]
     assert (folder / "00_input.pir").read_text() == TEXT
