@@ -38,6 +38,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
+from cinn_py.driver import progress
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
@@ -248,7 +249,8 @@ class PIRCompiler:
     def _timed(self, stage: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
-            yield
+            with progress.stage(stage):
+                yield
         finally:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
 
