@@ -3,7 +3,7 @@
     cinn-py print     PROGRAM
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
                               [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
-                              [--profile] [--seed N] [-v]
+                              [--profile] [--seed N] [--no-cache] [-v]
     cinn-py groups    PROGRAM [--dot FILE] [--explain] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
     cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--shape NAME=2x3 ...] [--target T]
@@ -12,7 +12,9 @@
 
 `run` prints each output (`%7: float32[...] min=... [var_7]`), then what `--profile`
 and `--check` asked for, and ends with one status line on stderr: the target and why,
-groups and kernels, compile and run time, kernel cache hits.
+groups and kernels, compile and run time, kernel cache hits. A compile that takes more
+than about a second shows a progress bar over its stages on stderr when stderr is a
+terminal (`cli_progress`); `--no-cache` compiles without the compiled-program cache.
 
 `dump-cuda` prints the kernels of the one translation unit the compiler builds, each
 under its group's heading and launch line, and refers to the runtime header pasted
@@ -48,6 +50,7 @@ import cinn_py
 from cinn_py import api
 from cinn_py.backends import cache
 from cinn_py.backends.codegen_cuda import generate_cuda, runtime_header
+from cinn_py.cli_progress import compile_progress
 from cinn_py.cli_report import (
     RunSummary,
     annotate_kernels,
@@ -62,6 +65,7 @@ from cinn_py.cli_report import (
     steps_summary,
     where_line,
 )
+from cinn_py.driver import program_cache
 from cinn_py.driver.pir_compiler import PIRCompiler, Stages, group_source
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
@@ -160,6 +164,12 @@ def _make_parser() -> argparse.ArgumentParser:
         help="on cuda, launch each step instead of replaying CUDA graphs",
     )
     run.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile every stage: neither load nor store the compiled program "
+        "(CINN_PY_CACHE=0 does the same; kernels still come from the kernel cache)",
+    )
+    run.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -202,7 +212,7 @@ def _make_parser() -> argparse.ArgumentParser:
     _add_compile_options(dump)
     dump.set_defaults(handler=_cmd_dump_cuda)
 
-    kept = commands.add_parser("cache", help="show or clear the compiled-kernel cache")
+    kept = commands.add_parser("cache", help="show or clear the compiled-program and kernel caches")
     kept.add_argument("action", choices=("info", "clear"))
     kept.add_argument("--kind", help="clear only this kind of entry (a folder `info` lists)")
     kept.set_defaults(handler=_cmd_cache)
@@ -283,13 +293,14 @@ def _compile_and_run(
     as compile time, not run time."""
     summary = RunSummary(*_target(args.target))
     counts = cache.stats.snapshot()
-    start = time.perf_counter()
-    exe = api.compile(program, summary.target, cuda_graph=getattr(args, "cuda_graph", None))
-    summary.compile_s = time.perf_counter() - start
-    before = _runtime(exe)
-    start = time.perf_counter()
-    outputs = exe.run(feeds, params, args.fetch)
-    summary.run_s = time.perf_counter() - start
+    with program_cache.bypassed(args.no_cache), compile_progress(sys.stderr):
+        start = time.perf_counter()
+        exe = api.compile(program, summary.target, cuda_graph=getattr(args, "cuda_graph", None))
+        summary.compile_s = time.perf_counter() - start
+        before = _runtime(exe)
+        start = time.perf_counter()
+        outputs = exe.run(feeds, params, args.fetch)
+        summary.run_s = time.perf_counter() - start
     runtime = _runtime(exe)
     if runtime is not None and runtime is not before:
         compiled = runtime.timings.get("total", 0.0)

@@ -10,6 +10,13 @@ one is rebuilt.  A stale entry can neither hide a bug nor a fix.  Tests that nee
 cold cache, count compiles, look at the cache's files or damage them take the
 `private_cache` fixture (or their own temporary folder): the shared one changes under
 them, since pytest-xdist's workers and other runs write into it concurrently.
+
+The compiled-program cache is off in tests (`CINN_PY_CACHE=0`, set here for the test
+processes and the commands they start, unless the environment sets it): its key covers
+cinn_py's source files, not what a test monkeypatches, so a program another test
+compiled would come back without the patched stage ever running.
+`test_program_cache.py` turns it on, in private folders; `CINN_PY_CACHE=1 pytest
+kernels_tests/test_compiled_fixtures.py`, run twice, sends every fixture through it.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import pytest
 from cinn_py.backends import cache, cuda_emu, emu_build
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+os.environ.setdefault("CINN_PY_CACHE", "0")
 
 
 @functools.cache

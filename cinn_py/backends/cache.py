@@ -47,7 +47,7 @@ from typing import Any
 
 from cinn_py.errors import CacheWarning
 
-DEFAULT_CACHE_DIR = "~/.cache/cinn_py"
+CACHE_DIR_ENV = "CINN_PY_CACHE_DIR"
 TEMP_PREFIX = ".tmp-"
 """Files being written (and private copies being loaded) start with this; never entries."""
 STALE_TEMP_S = 3600
@@ -68,9 +68,18 @@ _remembered: dict[str, Any] = {}
 """Path -> what this process made of the verified entry."""
 
 
+def default_cache_dir() -> str:
+    """The user's cache folder for cinn_py (`platformdirs.user_cache_dir`): on Linux
+    `$XDG_CACHE_HOME/cinn_py`, else `~/.cache/cinn_py`."""
+    from platformdirs import user_cache_dir
+
+    return user_cache_dir("cinn_py", appauthor=False)
+
+
 def cache_dir() -> Path:
-    """`CINN_PY_CACHE_DIR`, else ~/.cache/cinn_py; created on first use."""
-    path = Path(os.path.expanduser(os.environ.get("CINN_PY_CACHE_DIR") or DEFAULT_CACHE_DIR))
+    """`CINN_PY_CACHE_DIR`, else `default_cache_dir()`; created on first use. The one
+    rule for every kind, compiled programs (`driver.program_cache`) included."""
+    path = Path(os.path.expanduser(os.environ.get(CACHE_DIR_ENV) or default_cache_dir()))
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -10,6 +10,8 @@ signature: such a program is compiled once per distinct value of those feeds.
 Fetching a value that lives only inside a fused kernel, or one whose arena bytes a later
 value reuses (`runtime.memory_plan`), compiles the program once more with that value
 pinned as an output, so every value can be fetched, as on `reference`.
+Each compile goes through the compiled-program cache (`driver.program_cache`): a
+program another process compiled is loaded without running the compiler's stages.
 
 A run checks and converts the feeds and parameters (`runtime.feeds`), copies them into
 their variables (parameters only when they changed source), executes and copies the
@@ -27,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from cinn_py.driver import program_cache
 from cinn_py.driver.pir_compiler import PIRCompiler, numbered_clone
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
@@ -177,7 +180,7 @@ class CompiledProgram:
             feed_shapes=dict(signature),
             feed_values=dict(fed),
         )
-        runtime = compiler.build()
+        runtime = program_cache.build(compiler)
         storage = {
             r.id_hint: runtime.storage_of(r)
             for op in runtime.program.block

@@ -42,7 +42,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
-from cinn_py.driver import compile_pool
+from cinn_py.driver import compile_pool, progress
 from cinn_py.driver.kernel_dedup import launch_of, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
@@ -268,6 +268,9 @@ class PIRCompiler:
             plan,
             dict(self.timings),
             memory,
+            cuda_units=()
+            if stages.source is None
+            else tuple(unit.source for unit in stages.source.units),
         )
 
     def target_info(self) -> TargetInfo:
@@ -280,7 +283,8 @@ class PIRCompiler:
     def _timed(self, stage: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
-            yield
+            with progress.stage(stage):
+                yield
         finally:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
 
@@ -294,18 +298,29 @@ class PIRCompiler:
         if stages.source is None:
             return None
         units = stages.source.units or (stages.source,)
-        names = (
-            ["kernels.cu"] if len(units) == 1 else [f"kernels_{i}.cu" for i in range(len(units))]
-        )
-        arch = self.target.compile_arch(self.arch)  # here, not in the pool's threads
         try:
-            built = compile_pool.run_jobs(
-                lambda job: self.target.compile(job[0].source, job[1], arch),
-                list(zip(units, names, strict=True)),
-            )
+            return self.load_sources([unit.source for unit in units])
         except CompileError as error:
             self._dump.write("kernels.log", error.log)
+            arch = self.target.compile_arch(self.arch)
             raise self._blame(stages.distinct, arch, error) from error
+
+    def load_sources(self, sources: Sequence[str]) -> Any:
+        """The module of the translation unit(s) `sources` (one, or a split program's
+        units, `RuntimeProgram.cuda_units`), compiled side by side on the pool, each
+        cached on disk by its source, loaded as one module (a `ModuleSet` of several).
+        The compiled-program cache rebuilds a program's module through this too, so a
+        hit finds every unit in the kernel cache under the same name and key."""
+        names = (
+            ["kernels.cu"]
+            if len(sources) == 1
+            else [f"kernels_{i}.cu" for i in range(len(sources))]
+        )
+        arch = self.target.compile_arch(self.arch)  # here, not in the pool's threads
+        built = compile_pool.run_jobs(
+            lambda job: self.target.compile(job[0], job[1], arch),
+            list(zip(sources, names, strict=True)),
+        )
         return one_module([self.target.load(b) for b in built])
 
     def _blame(

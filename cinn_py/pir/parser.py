@@ -95,6 +95,25 @@ def parse_program(text: str, file: str = "<string>") -> Program:
     return _Parser(text, file).parse_program()
 
 
+def parse_type(text: str) -> Type:
+    """One type as the printer writes it (`tensor<2x3xf32>`, `vec[...]`, `<<NULL TYPE>>`
+    as NullType); a ParseError if `text` is anything else."""
+    parser = _Parser(text, "<type>")
+    type_ = parser._parse_result_type()
+    parser._expect(TokenKind.EOF, " after the type")
+    return type_
+
+
+def parse_attribute(text: str, op_name: str, key: str) -> Attribute:
+    """The value of attribute `key` of an `op_name` op as the printer writes it (typed
+    or not), read as the parser reads it in a program; a ParseError if it is not one."""
+    parser = _Parser(text, "<attribute>")
+    literal = parser._parse_literal()
+    attribute = parser._attribute(literal, key, op_name, lookup_op_def(op_name))
+    parser._expect(TokenKind.EOF, " after the attribute")
+    return attribute
+
+
 def parse_file(path: str | os.PathLike[str]) -> Program:
     """Parse the program text in file `path` (UTF-8; a leading byte-order mark is
     skipped). A file that cannot be read, or holds no text (binary data, UTF-16), is a

@@ -76,6 +76,10 @@ class RuntimeProgram:
     """Seconds per compile stage (passes, grouping, lowering, scheduling, codegen, compile)."""
     memory: MemoryPlan | None = field(default=None, repr=False)
     """The arena offset of each intermediate (`runtime.memory_plan`)."""
+    cuda_units: tuple[str, ...] = field(default=(), repr=False)
+    """Where the source is split (more than `compile_pool.UNIT_SIZE` distinct kernels),
+    the units compiled one by one (each a self-contained translation unit); () when the
+    whole `cuda_source` is the one unit."""
     cuda_graph: bool = False
     """Capture runs of capturable steps into CUDA graphs where the target's module can
     (`cuda`); elsewhere the steps run in order, as without."""
