@@ -518,3 +518,31 @@ def test_run_draws_the_bar_on_a_terminal_stderr(program_dir, monkeypatch, capsys
     program = str(MLP / "program.pir")
     assert cli.main(["run", program, "--target", "cuda-emu", "--no-cache"]) == 0
     assert "cinn-py: compiling" in terminal.getvalue()
+
+
+def test_a_split_program_is_stored_as_its_units_and_reloads_them_from_the_kernel_cache(
+    program_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program of more distinct kernels than a unit holds is compiled as several
+    units; its entry keeps them, and a hit compiles the same units under the same names:
+    kernel-cache hits only, no compile stage."""
+    from cinn_py.driver import compile_pool
+    from cinn_py.runtime.module_set import ModuleSet
+    from kernels_tests.runtime.test_compile_pool import WIDTHS
+    from kernels_tests.runtime.test_kernel_sharing import check_against_reference, layers
+
+    monkeypatch.setattr(compile_pool, "UNIT_SIZE", 2)
+    program = layers(5, WIDTHS)
+    first = cinn_py.compile(program, "cuda-emu")
+    assert len(first.runtime_program.cuda_units) == 3
+    assert len(_entries(program_dir)) == 1
+    _forbid_compile_stages(monkeypatch)
+    before = cache.stats.snapshot()
+    again = cinn_py.compile(layers(5, WIDTHS), "cuda-emu")
+    counts = cache.stats.snapshot() - before
+    assert "cache_load" in again.timings
+    assert counts.misses == 0 and counts.hits >= 3
+    assert again.runtime_program.cuda_units == first.runtime_program.cuda_units
+    module = again.kernels[0].module
+    assert isinstance(module, ModuleSet) and len(module.modules) == 3
+    check_against_reference(program, again)
