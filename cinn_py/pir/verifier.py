@@ -98,10 +98,10 @@ def verify_op(op: Operation) -> None:
     op_def = op.op_def
     if op_def is None:
         return
-    where = op.where()
 
     def fail(why: str, operand: str = "") -> VerifyError:
-        return VerifyError(op.name, why, where=where, operand=operand)
+        # op.where() scans the block for the op's position: only on failure
+        return VerifyError(op.name, why, where=op.where(), operand=operand)
 
     if not op_def.variadic_operands:
         if op.num_operands != len(op_def.operands):
