@@ -13,8 +13,10 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
                 composites, fold constants, CSE, dead code), then `specialize_shapes`
                 (-1 dims from `feed_shapes`, every type re-inferred, which also repairs
                 Paddle's wrong matmul types)
-    grouping    `hlir.grouping.explain_grouping` (the groups and why they stayed apart),
-                unless `build(groups)` is given groups
+    grouping    `hlir.grouping.explain_grouping`: the merging (an analysis), the pass
+                copying cheap shared producers into their readers' groups
+                (`hlir.recompute_cheap`), why the groups stayed apart; unless
+                `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
     scheduling  `group_schedule.auto_schedule` (bound guards included); groups whose
                 scheduled functions are equal up to names share one kernel, the first
@@ -38,7 +40,6 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from heapq import heappop, heappush
 from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
@@ -47,7 +48,7 @@ from cinn_py.driver.kernel_dedup import launch_of, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
-from cinn_py.hlir.group import Group, GroupKind, check_groups
+from cinn_py.hlir.group import Group, GroupKind, check_groups, dependency_order
 from cinn_py.hlir.grouping import FusionExplanation, explain_grouping, has_trait
 from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
@@ -192,7 +193,10 @@ class PIRCompiler:
             check_groups(groups, program)
         groups = unique_group_names(groups)  # kernel and dump file names come from them
         names = NameTable(program)
-        self._dump.write("groups.txt", "\n".join(describe_group(g, program) for g in groups))
+        if self._dump.enabled:  # one ValueNames for all: each numbers the whole program
+            value_names = ValueNames(program)
+            text = "\n".join(describe_group(g, program, value_names) for g in groups)
+            self._dump.write("groups.txt", text)
         result = Stages(program, list(groups), names, explanations=explanations)
         result.fused = [FusedKernel(g) for g in groups if g.kind is GroupKind.FUSED]
         if until == "grouping":
@@ -410,51 +414,15 @@ def numbered_clone(program: Program, outputs: Sequence[Value] | None = None) -> 
 def ordered_groups(program: Program, groups: Sequence[Group]) -> list[Group]:
     """`groups` plus a LIBRARY group for each computing op in none, ordered so that every
     group follows the groups it reads from (through glue ops too); ties keep program
-    order. `group_program`'s order already is one; given groups need not be."""
+    order (`dependency_order`). `group_program`'s order already is one; given groups
+    need not be."""
     grouped = {id(op) for g in groups for op in g.ops}
     units = list(groups)
     for index, op in enumerate(program.block):
         if id(op) not in grouped and not (has_trait(op, Trait.GLUE) or has_trait(op, Trait.VECTOR)):
             units.append(Group(f"library_{index}", GroupKind.LIBRARY, [op]))
-    position = {id(op): i for i, op in enumerate(program.block)}
-    owner = {id(op): i for i, g in enumerate(units) for op in g.ops}
-    memo: dict[int, set[int]] = {}
-
-    def producers(value: Value) -> set[int]:
-        op = value.defining_op
-        if op is None:
-            return set()
-        if id(op) in owner:
-            return {owner[id(op)]}
-        if id(op) not in memo:
-            memo[id(op)] = set().union(*(producers(v) for v in op.operand_values() if v), set())
-        return memo[id(op)]
-
-    preds = [
-        {p for op in g.ops for v in op.operand_values() if v for p in producers(v)} - {i}
-        for i, g in enumerate(units)
-    ]
-    users: list[list[int]] = [[] for _ in units]
-    for i, before in enumerate(preds):
-        for p in before:
-            users[p].append(i)
-    waiting = [len(p) for p in preds]
-    ready: list[tuple[int, int]] = []
-    for i, g in enumerate(units):
-        if not waiting[i]:
-            heappush(ready, (min(position[id(op)] for op in g.ops), i))
-    order: list[Group] = []
-    while ready:
-        _, i = heappop(ready)
-        order.append(units[i])
-        for user in users[i]:
-            waiting[user] -= 1
-            if not waiting[user]:
-                heappush(ready, (min(position[id(op)] for op in units[user].ops), user))
-    if len(order) != len(units):
-        stuck = [units[i].name for i in range(len(units)) if waiting[i]]
-        raise CompileError(f"the groups depend on each other in a cycle: {', '.join(stuck)}")
-    return order
+    order = dependency_order([g.ops for g in units], program, [g.name for g in units])
+    return [units[i] for i in order]
 
 
 def kernel_name(group: Group) -> str:
@@ -546,9 +514,10 @@ def _library_steps(group: Group, plan: StoragePlan, target: Target) -> list[Libr
     return steps
 
 
-def describe_group(group: Group, program: Program) -> str:
-    """A group as text: its name, kind, inputs and outputs, then its ops as printed."""
-    names = ValueNames(program)
+def describe_group(group: Group, program: Program, names: ValueNames | None = None) -> str:
+    """A group as text: its name, kind, inputs and outputs, then its ops as printed
+    (values named by `names`, by default a fresh `ValueNames` of `program`)."""
+    names = ValueNames(program) if names is None else names
     inputs = ", ".join(names(v) for v in group.inputs) or "-"
     outputs = ", ".join(names(v) for v in group.outputs) or "-"
     lines = [f"{group.name} ({group.kind.value}): inputs {inputs}; outputs {outputs}"]

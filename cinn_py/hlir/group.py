@@ -2,19 +2,23 @@
 
 Grouping (`cinn_py.hlir.grouping`) makes them; op lowering turns a FUSED group into one
 `LoweredFunc`; the runtime runs a LIBRARY group's op with its reference kernel.
+`dependency_order` is the one topological sort over groups (grouping, the recompute
+pass, `groups_to_program` and the driver's instruction order all use it).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cinn_py.errors import CompileError
-from cinn_py.hlir.op_pattern import ReducePattern
+from cinn_py.hlir.op_pattern import ReducePattern, is_reduction, reduce_pattern
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
+from cinn_py.pir.types import DenseTensorType
 from cinn_py.pir.value import Value
 
 
@@ -97,3 +101,120 @@ def check_groups(groups: Any, program: Program) -> None:
                     f"'{group.name}'"
                 )
             owner[id(op)] = str(group.name)
+
+
+def dependency_order(
+    units: Sequence[Sequence[Operation]],
+    program: Program,
+    names: Sequence[str] | None = None,
+) -> list[int]:
+    """The indices of `units` (disjoint, non-empty lists of top-level ops of `program`:
+    groups, lone ops) in an order where each unit follows the units it reads from,
+    directly or through ops in no unit (glue, a `builtin.combine` of group outputs);
+    among units ready together, the one whose first op comes first in the program.
+    Kahn's algorithm with a heap: O((ops + uses) + units log units). A CompileError
+    naming the units (`names`, else their first ops) caught in a cycle."""
+    position = {id(op): i for i, op in enumerate(program.block)}
+    owner = {id(op): i for i, ops in enumerate(units) for op in ops}
+    carried: dict[int, set[int]] = {}
+    """The units an op in no unit reads from (through such ops too), by op id."""
+    preds: list[set[int]] = [set() for _ in units]
+    for op in program.block:  # program order: producers first
+        reads: set[int] = set()
+        for nested in op.walk():
+            for value in nested.operand_values():
+                producer = value.defining_op if value is not None else None
+                if producer is None:
+                    continue
+                unit = owner.get(id(producer))
+                if unit is not None:
+                    reads.add(unit)
+                else:
+                    reads.update(carried.get(id(producer), ()))
+        unit = owner.get(id(op))
+        if unit is None:
+            if reads:
+                carried[id(op)] = reads
+        else:
+            reads.discard(unit)
+            preds[unit] |= reads
+    users: list[list[int]] = [[] for _ in units]
+    for i, before in enumerate(preds):
+        for j in before:
+            users[j].append(i)
+    waiting = [len(p) for p in preds]
+    first = [min(position[id(op)] for op in ops) for ops in units]
+    ready = [(first[i], i) for i in range(len(units)) if not waiting[i]]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(i)
+        for user in users[i]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                heapq.heappush(ready, (first[user], user))
+    if len(order) != len(units):
+        stuck = [
+            names[i] if names is not None else f"{units[i][0].name} ({units[i][0].where()})"
+            for i in range(len(units))
+            if waiting[i]
+        ]
+        raise CompileError(f"the groups depend on each other in a cycle: {', '.join(stuck)}")
+    return order
+
+
+def build_groups(
+    program: Program, units: Sequence[tuple[GroupKind, list[Operation]]]
+) -> list[Group]:
+    """Groups of `units` (a kind and ops in program order each), in `dependency_order`,
+    named `group_0`, `group_1`, ... in that order, with their inputs, outputs and (FUSED)
+    reduce_pattern."""
+    order = dependency_order([ops for _, ops in units], program)
+    outputs = {id(v) for v in program.outputs()}
+    groups = []
+    for index, i in enumerate(order):
+        kind, ops = units[i]
+        group = Group(f"group_{index}", kind, ops)
+        group.inputs, group.outputs = group_boundary(ops, outputs, kind)
+        if kind is GroupKind.FUSED:
+            group.reduce_pattern = group_reduce_pattern(ops)
+        groups.append(group)
+    return groups
+
+
+def group_reduce_pattern(ops: Iterable[Operation]) -> ReducePattern | None:
+    """The pattern of the first reduction among `ops` (grouping makes them all equal)."""
+    for op in ops:
+        if is_reduction(op):
+            return reduce_pattern(op)
+    return None
+
+
+def group_boundary(
+    ops: Sequence[Operation], program_outputs: set[int], kind: GroupKind
+) -> tuple[list[Value], list[Value]]:
+    """The inputs (values read from outside `ops`, in first-use order) and outputs
+    (values used outside or program outputs, by id in `program_outputs`; tensors only
+    for a FUSED group) of a group of `ops`."""
+    members = {id(op) for op in ops}
+    inputs: list[Value] = []
+    seen: set[int] = set()
+    for op in ops:
+        for value in op.operand_values():
+            if value is None or id(value) in seen:
+                continue
+            producer = value.defining_op
+            if producer is not None and id(producer) in members:
+                continue
+            seen.add(id(value))
+            inputs.append(value)
+    outputs = [
+        r
+        for op in ops
+        for r in op.results
+        if id(r) in program_outputs or any(id(u) not in members for u in r.users())
+    ]
+    if kind is GroupKind.FUSED:
+        outputs = [v for v in outputs if isinstance(v.type, DenseTensorType)]
+    return inputs, outputs

@@ -10,11 +10,10 @@ the groups again (the inverse, for tests and tools).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
 from cinn_py.errors import CompileError
-from cinn_py.hlir.group import Group
+from cinn_py.hlir.group import Group, dependency_order
 from cinn_py.pir.dialects.cinn_op import GROUP, YIELD
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import ValueNames
@@ -109,35 +108,8 @@ def _ordered_units(program: Program, groups: Sequence[Group]) -> list[Group | Op
     def ops_of(unit: Group | Operation) -> list[Operation]:
         return [unit] if isinstance(unit, Operation) else list(unit.ops)
 
-    preds: list[set[int]] = [set() for _ in units]
-    for i, unit in enumerate(units):
-        for op in ops_of(unit):
-            for nested in op.walk():
-                for value in nested.operand_values():
-                    producer = value.defining_op if value is not None else None
-                    j = owner.get(id(producer)) if producer is not None else None
-                    if j is not None and j != i:
-                        preds[i].add(j)
-    users: list[list[int]] = [[] for _ in units]
-    for i, before in enumerate(preds):
-        for j in before:
-            users[j].append(i)
-    waiting = [len(p) for p in preds]
-    first = [min(position[id(op)] for op in ops_of(u)) for u in units]
-    ready = [(first[i], i) for i in range(len(units)) if not waiting[i]]
-    heapq.heapify(ready)
-    order: list[Group | Operation] = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        order.append(units[i])
-        for user in users[i]:
-            waiting[user] -= 1
-            if not waiting[user]:
-                heapq.heappush(ready, (first[user], user))
-    if len(order) != len(units):
-        stuck = sorted({u.name for u, w in zip(units, waiting, strict=True) if w})
-        raise CompileError(f"the groups depend on each other in a cycle: {', '.join(stuck)}")
-    return order
+    names = [unit.name for unit in units]
+    return [units[i] for i in dependency_order([ops_of(u) for u in units], program, names)]
 
 
 def groups_to_dot(program: Program) -> str:

@@ -16,7 +16,7 @@ group of its own. Fusible ops start as one group each and groups merge, in two w
 
 Every merge must keep three properties, checked on the merged group as a whole:
 
-- No cycle (`_merge_makes_cycle`): a path that leaves the group, runs through another op
+- No cycle (`_cycle_through`): a path that leaves the group, runs through another op
   (a library matmul, a group that was refused) and comes back would need the group's
   kernel to run both before and after that op.
 - The row invariant. All reductions of a group share one `ReducePattern` (input shape S,
@@ -35,13 +35,18 @@ Every merge must keep three properties, checked on the merged group as a whole:
   reduction yet, so they keep the serial per-output schedule; the contract asks only
   that argmax / argmin results have no in-group consumers, this is a little stricter).
 
-Once the groups are settled, a cheap op that fused ops of several groups read (a
-`pd_op.full` CSE shared between two composites, an elementwise op of outside values)
-is copied into each other group rather than passed between kernels
-(`_recompute_shared_cheap_ops`).
+The merging is an analysis (`merge_groups`: the program is not changed) in near-linear
+time (`_Grouper`: static reachability bitsets over the ops in program order for cycle
+checks, refusals remembered per pair of group states, sibling candidates only among the
+readers of one value that no path through a library op ties together; docs/FUSION.md,
+"How fast"). Then a pass (`recompute_cheap.recompute_shared_cheap_ops`) copies each
+cheap op that fused ops of several groups read (a `pd_op.full` CSE shared between two
+composites, an elementwise op of outside values) into each other group rather than pass
+it between kernels. `group_program` runs both.
 
-Groups are returned in dependency order, each with its `reduce_pattern`. This module is
-the one place that decides; docs/FUSION.md has the worked softmax example.
+Groups are returned in dependency order (`group.dependency_order`), each with its
+`reduce_pattern`. This module is the one place that decides; docs/FUSION.md has the
+worked softmax example.
 `explain_grouping` also returns why each pair of groups that share an edge (a value one
 computes and the other reads, or a value both read) stayed apart: the rule that refused
 their merge, as data (`FusionExplanation`), for `cinn-py groups --explain`.
@@ -53,7 +58,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cinn_py.hlir import op_pattern
-from cinn_py.hlir.group import Group, GroupKind, check_group_ops
+from cinn_py.hlir.group import (
+    Group,
+    GroupKind,
+    build_groups,
+    check_group_ops,
+    group_boundary,
+    group_reduce_pattern,
+)
 from cinn_py.hlir.op_pattern import (
     OpPatternKind,
     ReducePattern,
@@ -61,15 +73,12 @@ from cinn_py.hlir.op_pattern import (
     reduce_pattern,
     static_shape,
 )
+from cinn_py.hlir.recompute_cheap import recompute_shared_cheap_ops
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.traits import Trait
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.pir.value import Value
-
-MAX_RECOMPUTED = 8
-"""The longest chain of elementwise ops a reader's group recomputes instead of reading
-their value from another kernel."""
 
 Fusible = Callable[[Operation], bool]
 
@@ -105,6 +114,10 @@ class Grouping:
 
     groups: list[Group]
     explanations: list[FusionExplanation] = field(default_factory=list)
+    merge_tries: int = 0
+    """How many group pairs the merging examined (each a check, a remembered refusal or
+    a sibling pair skipped for a path through a library op): grouping's work, about
+    linear in the program's ops and uses."""
 
 
 @dataclass(frozen=True)
@@ -144,14 +157,26 @@ def group_program(program: Program, is_fusible: Fusible | None = None) -> list[G
 def explain_grouping(program: Program, is_fusible: Fusible | None = None) -> Grouping:
     """`group_program`'s groups, with a `FusionExplanation` for each pair of groups that
     a value links (one computes it and the other reads it, or both read it): the rule
-    that refused their merge, in group order."""
-    if is_fusible is None:
-        from cinn_py.hlir.op_lowering import can_lower
+    that refused their merge, in group order. The steps: the merging (an analysis, the
+    program unchanged), the recompute pass (`recompute_cheap`: copies of cheap shared
+    producers into their readers' groups), the explanations of the final groups."""
+    grouper = _Grouper(program, _default_fusible(is_fusible))
+    groups = recompute_shared_cheap_ops(program, grouper.run())
+    return Grouping(groups, grouper.explain(groups), grouper.tries)
 
-        is_fusible = can_lower
-    grouper = _Grouper(program, is_fusible)
-    groups = grouper.run()
-    return Grouping(groups, grouper.explain(groups))
+
+def merge_groups(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
+    """The groups the merging makes, in dependency order, before the recompute pass:
+    an analysis that leaves `program` as it is (`group_program` runs the pass after)."""
+    return _Grouper(program, _default_fusible(is_fusible)).run()
+
+
+def _default_fusible(is_fusible: Fusible | None) -> Fusible:
+    if is_fusible is not None:
+        return is_fusible
+    from cinn_py.hlir.op_lowering import can_lower
+
+    return can_lower
 
 
 def make_group(
@@ -165,18 +190,10 @@ def make_group(
     check_group_ops(str(name), ops, order)
     ops = sorted(ops, key=lambda op: order[id(op)])
     group = Group(name, kind, ops)
-    group.inputs, group.outputs = _boundary(ops, {id(v) for v in program.outputs()}, kind)
+    group.inputs, group.outputs = group_boundary(ops, {id(v) for v in program.outputs()}, kind)
     if kind is GroupKind.FUSED:
         group.reduce_pattern = group_reduce_pattern(ops)
     return group
-
-
-def group_reduce_pattern(ops: Iterable[Operation]) -> ReducePattern | None:
-    """The pattern of the first reduction among `ops` (grouping makes them all equal)."""
-    for op in ops:
-        if is_reduction(op):
-            return reduce_pattern(op)
-    return None
 
 
 def check_row_invariant(ops: Iterable[Operation]) -> str | None:
@@ -284,24 +301,90 @@ def _row_op_refusal(
 
 
 class _Grouper:
+    """The merging, over the program's ops as numbered in program order (a topological
+    order: users come after what they read). Groups are union-find sets of op numbers,
+    each with a bitset of its members. Reachability is static, since merging changes no
+    op: `reach[i]` is the bitset of ops some path from op i reaches, `through[i]` those it
+    reaches through an op that fuses with nothing (that op never joins a group, so such
+    a path stays outside any merge: a permanent cycle). A merge check costs the size of
+    the two groups; a refused check is remembered for the two groups as they are, so
+    retrying an unchanged pair costs nothing; sibling candidates are the readers of a
+    shared value that no path through a library op ties to the first reader's group.
+    """
+
     def __init__(self, program: Program, is_fusible: Fusible) -> None:
         self.program = program
         self.ops = [op for op in program.block if not has_trait(op, Trait.GLUE)]
-        self.order = {id(op): i for i, op in enumerate(program.block)}
+        self.index = {id(op): i for i, op in enumerate(self.ops)}
         self.not_fusible: dict[int, str] = {}
         """Why each op that fuses with nothing does not (a library op, ...), by op id."""
         for op in self.ops:
             why = self._fusible_refusal(op, is_fusible)
             if why is not None:
                 self.not_fusible[id(op)] = why
-        self.fusible = {id(op) for op in self.ops if id(op) not in self.not_fusible}
-        self.refusals: dict[tuple[bool, int, int], _Refusal] = {}
-        """The latest refused merge of each op pair tried, by (horizontal, id, id):
-        producer and consumer, or two readers of one value."""
-        self.leader: dict[int, int] = {id(op): id(op) for op in self.ops}
-        self.group_ops: dict[int, list[Operation]] = {id(op): [op] for op in self.ops}
-        """Members of each group, by the leader's id, in program order."""
-        self.by_id = {id(op): op for op in self.ops}
+        self.fusible = [id(op) not in self.not_fusible for op in self.ops]
+        self.pinned = {id(v) for v in program.outputs()}
+        self.leader = list(range(len(self.ops)))
+        self.group_ops: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(self.ops)}
+        """Members of each group, by its root, in program order."""
+        self.mask = {i: 1 << i for i in range(len(self.ops))}
+        self.reductions = {i: [op] for i, op in enumerate(self.ops) if is_reduction(op)}
+        """The reductions of each group that has some, in program order, by root."""
+        self.refused: dict[tuple[int, int, int, int, bool], tuple[str, Operation | None]] = {}
+        """Refused merges by (root, size, root, size, horizontal): why, and the op a cycle
+        would pass. Groups only grow, so a root and its size name one set of ops."""
+        self.tries = 0
+        """Group pairs examined (memo hits and pruned siblings included): the measure of
+        the merging's work that a test holds linear."""
+        self.users = [self._users(op) for op in self.ops]
+        self.producers = [
+            [
+                self.index[id(v.defining_op)]
+                for v in op.operand_values()
+                if v is not None
+                and v.defining_op is not None
+                and id(v.defining_op) in self.index
+                and self.fusible[self.index[id(v.defining_op)]]
+            ]
+            for op in self.ops
+        ]
+        """Fusible producers of each op, once per operand, in operand order."""
+        self.reach, self.through = self._reachability()
+        self.below = dict(enumerate(self.through))
+        """Ops reached from each group through an op that never fuses, by root."""
+        self.siblings = self._siblings()
+
+    def _users(self, op: Operation) -> list[int]:
+        found = dict.fromkeys(
+            self.index[id(u)] for r in op.results for u in r.users() if id(u) in self.index
+        )
+        return list(found)
+
+    def _reachability(self) -> tuple[list[int], list[int]]:
+        reach = [0] * len(self.ops)
+        through = [0] * len(self.ops)
+        for i in reversed(range(len(self.ops))):
+            r = t = 0
+            for user in self.users[i]:
+                r |= (1 << user) | reach[user]
+                t |= through[user] if self.fusible[user] else reach[user]
+            reach[i], through[i] = r, t
+        return reach, through
+
+    def _siblings(self) -> list[tuple[Value, list[int]]]:
+        """Each value (in program order) that several fusible ops read, with its readers
+        in use order: the candidates for horizontal merges."""
+        found = []
+        for op in self.program.block:
+            for value in op.results:
+                readers = [
+                    self.index[id(u)]
+                    for u in dict.fromkeys(value.users())
+                    if id(u) in self.index and self.fusible[self.index[id(u)]]
+                ]
+                if len(readers) > 1:
+                    found.append((value, readers))
+        return found
 
     def _fusible_refusal(self, op: Operation, is_fusible: Fusible) -> str | None:
         """Why `op` fuses with nothing, or None when it may fuse."""
@@ -324,26 +407,25 @@ class _Grouper:
                     return f"{op.name}'s Tensor[] result is read other than by a split"
         return None
 
-    # ---- union-find over ops -----------------------------------------------------------
-
-    def find(self, key: int) -> int:
-        while self.leader[key] != key:
-            self.leader[key] = self.leader[self.leader[key]]
-            key = self.leader[key]
-        return key
-
-    def members(self, root: int) -> set[int]:
-        return {id(op) for op in self.group_ops[root]}
-
-    def _has_reduction(self, root: int) -> bool:
-        return any(is_reduction(op) for op in self.group_ops[root])
+    def find(self, i: int) -> int:
+        leader = self.leader
+        while leader[i] != i:
+            leader[i] = leader[leader[i]]
+            i = leader[i]
+        return i
 
     def run(self) -> list[Group]:
+        """The groups (before the recompute pass), in dependency order."""
         changed = True
         while changed:
             changed = self._vertical()
             changed = self._horizontal() or changed
-        return self._groups()
+        units = [
+            (GroupKind.FUSED if self.fusible[root] else GroupKind.LIBRARY, ops)
+            for root, ops in sorted(self.group_ops.items())
+            if _computes(ops)
+        ]
+        return build_groups(self.program, units)
 
     def _vertical(self) -> bool:
         """Merge each fusible op's group with its fusible producers' groups, in program
@@ -352,45 +434,95 @@ class _Grouper:
         changed = True
         while changed:
             changed = False
-            for op in self.ops:
-                if id(op) not in self.fusible:
+            for consumer, producers in enumerate(self.producers):
+                if not self.fusible[consumer]:
                     continue
-                for value in op.operand_values():
-                    producer = value.defining_op if value is not None else None
-                    if producer is None or id(producer) not in self.fusible:
-                        continue
-                    edge = (producer, op)
-                    if self._try_merge(self.find(id(producer)), self.find(id(op)), edge):
+                for producer in producers:
+                    if self._try_merge(self.find(producer), self.find(consumer), False):
                         changed = merged_any = True
         return merged_any
 
     def _horizontal(self) -> bool:
-        """Merge sibling groups that read one value (see the module docstring)."""
+        """Merge sibling groups that read one value (see the module docstring): each
+        reader's group with the groups of the readers after it, in use order, but for
+        those a path through a library op ties to it (they could never merge)."""
         merged_any = False
-        values: list[Value] = [r for op in self.program.block for r in op.results]
-        for value in values:
-            users = [u for u in dict.fromkeys(value.users()) if id(u) in self.fusible]
-            for i, first in enumerate(users):
-                for second in users[i + 1 :]:
-                    a, b = self.find(id(first)), self.find(id(second))
-                    if a == b:
-                        continue
-                    pair = (first, second)
-                    why = self._sibling_refusal(a, b)
-                    if why is not None:
-                        self._refuse(pair, why, value=value)
-                    elif self._try_merge(a, b, pair, value):
+        for _, readers in self.siblings:
+            rank = {op: k for k, op in enumerate(readers)}
+            later = [0] * len(readers)  # bitset of the readers after each one
+            for k in range(len(readers) - 2, -1, -1):
+                later[k] = later[k + 1] | (1 << readers[k + 1])
+            for k, first in enumerate(readers[:-1]):
+                a = self.find(first)
+                left = later[k] & ~(self.mask[a] | self.below[a])
+                candidates = []
+                while left:
+                    bit = left & -left
+                    candidates.append(bit.bit_length() - 1)
+                    left ^= bit
+                for second in sorted(candidates, key=rank.__getitem__):
+                    a, b = self.find(first), self.find(second)
+                    if a != b and self._tied(a, b):
+                        self.tries += 1
+                    elif self._try_merge(a, b, True):
                         merged_any = True
         return merged_any
 
+    def _tied(self, a: int, b: int) -> bool:
+        """Whether a path through an op that fuses with nothing links groups a and b:
+        merging them would close a cycle, now and after any other merge."""
+        return bool(self.below[a] & self.mask[b] or self.below[b] & self.mask[a])
+
+    def _try_merge(self, a: int, b: int, horizontal: bool) -> bool:
+        """Merge groups a and b (a's root stays) if that keeps the invariants; whether it
+        did. Siblings (`horizontal`) are first checked by `_sibling_refusal`."""
+        if a == b:
+            return False
+        self.tries += 1
+        key = (a, len(self.group_ops[a]), b, len(self.group_ops[b]), horizontal)
+        if key in self.refused:
+            return False
+        why = self._refusal(a, b, horizontal)
+        if why is not None:
+            self.refused[key] = why
+            return False
+        self.leader[b] = a
+        self.group_ops[a] = self._merged(a, b)
+        del self.group_ops[b]
+        self.mask[a] |= self.mask.pop(b)
+        self.below[a] |= self.below.pop(b)
+        if b in self.reductions:
+            merged = self.reductions.get(a, []) + self.reductions.pop(b)
+            self.reductions[a] = sorted(merged, key=lambda op: self.index[id(op)])
+        return True
+
+    def _merged(self, a: int, b: int) -> list[Operation]:
+        ops = self.group_ops[a] + self.group_ops[b]
+        return sorted(ops, key=lambda op: self.index[id(op)])
+
+    def _refusal(self, a: int, b: int, horizontal: bool) -> tuple[str, Operation | None] | None:
+        """Why groups a and b may not merge (and the op a cycle passes), or None."""
+        if horizontal:
+            why = self._sibling_refusal(a, b)
+            if why is not None:
+                return why, None
+        if a in self.reductions or b in self.reductions:
+            why = check_row_invariant(self._merged(a, b))
+            if why is not None:
+                return f"row invariant: {why}", None
+        through = self._cycle_through(a, b)
+        if through is not None:
+            return "would create a cycle", through
+        return None
+
     def _sibling_refusal(self, a: int, b: int) -> str | None:
         """Why sibling groups a and b do not fuse side by side, or None when they may."""
-        reduces_a, reduces_b = self._has_reduction(a), self._has_reduction(b)
+        reduces_a, reduces_b = a in self.reductions, b in self.reductions
         if reduces_a != reduces_b:
             return "horizontal fusion needs both siblings or neither to reduce"
         if reduces_a:
-            pa = group_reduce_pattern(self.group_ops[a])
-            pb = group_reduce_pattern(self.group_ops[b])
+            pa = reduce_pattern(self.reductions[a][0])
+            pb = reduce_pattern(self.reductions[b][0])
             if pa is None or pa != pb:
                 return f"sibling reductions of different patterns ({pa} vs {pb})"
             return None
@@ -403,82 +535,42 @@ class _Grouper:
         return None
 
     def _outputs(self, root: int) -> list[Value]:
-        inside = self.members(root)
-        pinned = {id(v) for v in self.program.outputs()}
+        inside = {id(op) for op in self.group_ops[root]}
         return [
             r
             for op in self.group_ops[root]
             for r in op.results
             if isinstance(r.type, DenseTensorType)
-            and (id(r) in pinned or any(id(u) not in inside for u in r.users()))
+            and (id(r) in self.pinned or any(id(u) not in inside for u in r.users()))
         ]
-
-    def _try_merge(
-        self, a: int, b: int, ops: tuple[Operation, Operation], value: Value | None = None
-    ) -> bool:
-        """Merge groups a and b if that keeps the invariants; whether it did. A refusal
-        is recorded for `ops`, the producer and consumer (or, with the `value` both read,
-        the siblings) whose merge was tried."""
-        if a == b:
-            return False
-        merged = sorted(self.group_ops[a] + self.group_ops[b], key=lambda op: self.order[id(op)])
-        why = check_row_invariant(merged)
-        if why is not None:
-            self._refuse(ops, f"row invariant: {why}", value=value)
-            return False
-        through = self._cycle_through(a, b)
-        if through is not None:
-            self._refuse(ops, "would create a cycle", through, value)
-            return False
-        self.leader[b] = a
-        self.group_ops[a] = merged
-        del self.group_ops[b]
-        return True
-
-    def _refuse(
-        self,
-        ops: tuple[Operation, Operation],
-        why: str,
-        through: Operation | None = None,
-        value: Value | None = None,
-    ) -> None:
-        key = (value is not None, id(ops[0]), id(ops[1]))
-        self.refusals[key] = _Refusal(ops, why, through, value)
 
     def _cycle_through(self, a: int, b: int) -> Operation | None:
-        """An op of neither group that some path leaves group a or b through and enters
-        the other after (contracting both into one node would then close a cycle), or
-        None when there is no such path. Program order is topological, so the search
-        stops at ops placed after the last member."""
-        inside = self.members(a) | self.members(b)
-        last = max(self.order[key] for key in inside)
-        frontier = [
-            (user, user) for key in inside for user in self._users(key) if id(user) not in inside
-        ]
-        seen: set[int] = set()
-        while frontier:
-            op, exit_op = frontier.pop()
-            if id(op) in seen or self.order[id(op)] > last:
-                continue
-            seen.add(id(op))
-            for user in self._users(id(op)):
-                if id(user) in inside:
-                    return exit_op
-                frontier.append((user, exit_op))
+        """The first op (in program order) of neither group that a path leaves group a
+        or b through and enters the other after (contracting both into one node would
+        then close a cycle), or None when there is no such path: an exit whose reach
+        meets the two groups' members."""
+        exits = {
+            user
+            for root in (a, b)
+            for op in self.group_ops[root]
+            for user in self.users[self.index[id(op)]]
+            if self.find(user) not in (a, b)
+        }
+        inside = self.mask[a] | self.mask[b]
+        for user in sorted(exits):
+            if self.reach[user] & inside:
+                return self.ops[user]
         return None
-
-    def _users(self, key: int) -> list[Operation]:
-        op = self.by_id.get(key)
-        if op is None:
-            return []
-        return [u for r in op.results for u in r.users() if id(u) in self.by_id]
 
     # ---- explaining the groups ---------------------------------------------------------
 
     def explain(self, groups: list[Group]) -> list[FusionExplanation]:
-        """Why each pair of `groups` (this grouper's result) linked by a value stayed
-        apart: every producer -> consumer edge between two groups, then sibling pairs of
-        readers of one value; one explanation per group pair and reason."""
+        """Why each pair of `groups` (the final groups, after the recompute pass) linked
+        by a value stayed apart: every producer -> consumer edge between two groups, then
+        sibling pairs of readers of one value; one explanation per group pair and
+        reason. The reason is the merge check of the two groups as grouping left them,
+        which its last round made (and remembered) or, for siblings it skipped, the
+        cycle through a library op."""
         owner = {id(op): group.name for group in groups for op in group.ops}
         index = {group.name: i for i, group in enumerate(groups)}
         found: list[FusionExplanation] = []
@@ -500,193 +592,53 @@ class _Grouper:
                     if producer is None or owner.get(id(producer), group.name) == group.name:
                         continue
                     add("vertical", (producer, op), value, self._edge_reason(producer, op, owner))
-        for refusal in self.refusals.values():
-            value = refusal.value
-            if value is None or not all(id(op) in owner for op in refusal.ops):
-                continue
-            # both still read it (a reader may read a recomputed copy now), apart
-            reads = all(any(v is value for v in op.operand_values()) for op in refusal.ops)
-            if reads and owner[id(refusal.ops[0])] != owner[id(refusal.ops[1])]:
-                add("horizontal", refusal.ops, value, self._refusal_text(refusal, owner))
+        pairs: dict[tuple[int, int], Value] = {}
+        for value, readers in self.siblings:
+            still = [
+                r
+                for r in readers
+                if id(self.ops[r]) in owner
+                and any(v is value for v in self.ops[r].operand_values())
+            ]  # a reader may read a recomputed copy now
+            for k, first in enumerate(still):
+                for second in still[k + 1 :]:
+                    if owner[id(self.ops[first])] != owner[id(self.ops[second])]:
+                        pairs[first, second] = value
+        for (first, second), value in pairs.items():
+            why = self._sibling_reason(first, second, owner)
+            add("horizontal", (self.ops[first], self.ops[second]), value, why)
         return found
 
     def _edge_reason(self, producer: Operation, consumer: Operation, owner: dict[int, str]) -> str:
         for op in (producer, consumer):
             if id(op) in self.not_fusible:
                 return self.not_fusible[id(op)]
-        refusal = self.refusals.get((False, id(producer), id(consumer)))
+        if id(producer) not in self.index or id(consumer) not in self.index:
+            return "no merge was tried along this edge"  # a recomputed copy
+        a, b = self.find(self.index[id(producer)]), self.find(self.index[id(consumer)])
+        refusal = self.refused.get((a, len(self.group_ops[a]), b, len(self.group_ops[b]), False))
         if refusal is None:
             return "no merge was tried along this edge"
-        return self._refusal_text(refusal, owner)
+        return _refusal_text(*refusal, owner)
 
-    @staticmethod
-    def _refusal_text(refusal: _Refusal, owner: dict[int, str]) -> str:
-        op = refusal.through
-        if op is None:
-            return refusal.reason
-        where = owner.get(id(op))
-        named = f"{where} ({op.name})" if where is not None else f"{op.name} ({op.where()})"
-        return f"{refusal.reason} through {named}"
+    def _sibling_reason(self, first: int, second: int, owner: dict[int, str]) -> str:
+        a, b = self.find(first), self.find(second)
+        if self._tied(a, b):
+            return _refusal_text("would create a cycle", self._cycle_through(a, b), owner)
+        refusal = self.refused.get((a, len(self.group_ops[a]), b, len(self.group_ops[b]), True))
+        if refusal is None:
+            return "no merge was tried between these siblings"
+        return _refusal_text(*refusal, owner)
 
-    # ---- building the groups -----------------------------------------------------------
 
-    def _groups(self) -> list[Group]:
-        self._recompute_shared_cheap_ops()
-        buckets: dict[int, list[Operation]] = {}
-        for op in self.ops:
-            buckets.setdefault(self.find(id(op)), []).append(op)
-        ordered = self._topological([ops for ops in buckets.values() if _computes(ops)])
-        outputs = {id(v) for v in self.program.outputs()}
-        groups = []
-        for index, ops in enumerate(ordered):
-            kind = GroupKind.FUSED if id(ops[0]) in self.fusible else GroupKind.LIBRARY
-            group = Group(f"group_{index}", kind, ops)
-            group.inputs, group.outputs = _boundary(ops, outputs, kind)
-            if kind is GroupKind.FUSED:
-                group.reduce_pattern = group_reduce_pattern(ops)
-            groups.append(group)
-        return groups
-
-    def _recompute_shared_cheap_ops(self) -> None:
-        """Recompute rather than pass between kernels: a cheap value that fused ops of
-        several groups read is computed again in each other fused group, by copies
-        inserted before that group's first reader, so no group exports it for another
-        kernel to load (no intermediate leaves a kernel). Cheap (`_recompute_chain`): a
-        constant (`pd_op.full`: CSE shares one `full(eps)` between two layer_norms; the
-        copy folds into the code as a literal), or an elementwise op together with the
-        elementwise ops of its own group it is computed from, reading at most one
-        outside value as large as its result (CSE shares `square(x)` between two
-        layer_norms of one x: the reader recomputes it from x instead of reading a
-        second copy of x's size that the first kernel wrote; a softmax over few long
-        rows reads exp(x - max) in its normalizing kernel: it recomputes it from x and
-        the max)."""
-        for op in list(self.ops):
-            if id(op) not in self.fusible:
-                continue
-            chain = self._recompute_chain(op)
-            if chain is None:
-                continue
-            (result,) = op.results
-            home = self.find(id(op))
-            readers: dict[int, list[Operation]] = {}
-            for user in dict.fromkeys(result.users()):
-                if id(user) in self.fusible and self.find(id(user)) != home:
-                    readers.setdefault(self.find(id(user)), []).append(user)
-            for root, users in readers.items():
-                first = min(users, key=lambda u: self.program.block.index_of(u))
-                copies: dict[int, Value] = {}
-                for original in chain:
-                    operands = [copies.get(id(v), v) for v in original.operand_values()]
-                    clone = Operation.create(
-                        original.name,
-                        operands,
-                        [original.result(0).type],
-                        dict(original.attributes),
-                        loc=original.loc,
-                    )
-                    self.program.block.insert(self.program.block.index_of(first), clone)
-                    copies[id(original.result(0))] = clone.result(0)
-                    self.ops.append(clone)
-                    self.fusible.add(id(clone))
-                    self.by_id[id(clone)] = clone
-                    self.leader[id(clone)] = root
-                    self.group_ops[root].append(clone)
-                for user in users:
-                    for index, value in enumerate(user.operand_values()):
-                        if value is result:
-                            user.set_operand(index, copies[id(result)])
-            self._erase_unused(chain)
-        self.order = {id(op): i for i, op in enumerate(self.program.block)}
-        self.ops.sort(key=lambda op: self.order[id(op)])
-        for members in self.group_ops.values():
-            members.sort(key=lambda op: self.order[id(op)])
-
-    def _erase_unused(self, chain: list[Operation]) -> None:
-        """Drops the ops of `chain` that every reader now recomputes (no use left, not a
-        program output), last first, so that their group does not compute them for
-        nothing."""
-        pinned = {id(v) for v in self.program.outputs()}
-        for op in reversed(chain):
-            if any(id(r) in pinned or not r.use_empty() for r in op.results):
-                continue
-            root = self.find(id(op))
-            self.group_ops[root] = [o for o in self.group_ops[root] if o is not op]
-            self.ops = [o for o in self.ops if o is not op]
-            self.fusible.discard(id(op))
-            op.erase()
-
-    def _recompute_chain(self, op: Operation) -> list[Operation] | None:
-        """The ops a reader's group copies to recompute `op`'s value, producers first
-        (`op` last), or None when that is not cheaper than passing it: a constant alone;
-        an elementwise op with the elementwise ops and constants of its own group it
-        reads through (at most MAX_RECOMPUTED), the values they read from outside the
-        group at most one as large as the result."""
-        if op.num_results != 1 or not isinstance(op.result(0).type, DenseTensorType):
-            return None
-        if has_trait(op, Trait.CONSTANT):
-            return None if op.num_operands else [op]
-        size = _numel(op.result(0))
-        if size is None or not self._elementwise(op):
-            return None
-        home = self.find(id(op))
-        chain: dict[int, Operation] = {}
-        outside: dict[int, Value] = {}
-        stack = [op]
-        while stack:
-            current = stack.pop()
-            if id(current) in chain:
-                continue
-            constant = has_trait(current, Trait.CONSTANT) and not current.num_operands
-            if not (constant or self._elementwise(current)) or len(chain) == MAX_RECOMPUTED:
-                return None
-            chain[id(current)] = current
-            for value in current.operand_values():
-                if value is None:
-                    return None
-                producer = value.defining_op
-                if producer is not None and id(producer) in self.leader:
-                    if self.find(id(producer)) == home:
-                        stack.append(producer)  # computed in the group: copied too
-                        continue
-                outside[id(value)] = value
-        if sum(_numel(v) == size for v in outside.values()) > 1:
-            return None
-        return sorted(chain.values(), key=lambda o: self.program.block.index_of(o))
-
-    @staticmethod
-    def _elementwise(op: Operation) -> bool:
-        return (
-            op.num_results == 1
-            and isinstance(op.result(0).type, DenseTensorType)
-            and op_pattern_kind(op) is OpPatternKind.ELEMENTWISE
-            and not is_reduction(op)
-        )
-
-    def _topological(self, buckets: list[list[Operation]]) -> list[list[Operation]]:
-        """Groups ordered so producers come first; ties by the program position of
-        the group's first op."""
-        owner = {id(op): i for i, ops in enumerate(buckets) for op in ops}
-        preds: list[set[int]] = [set() for _ in buckets]
-        for i, ops in enumerate(buckets):
-            for op in ops:
-                for value in op.operand_values():
-                    producer = value.defining_op if value is not None else None
-                    j = owner.get(id(producer)) if producer is not None else None
-                    if j is not None and j != i:
-                        preds[i].add(j)
-        done: list[int] = []
-        placed: set[int] = set()
-        pending = sorted(range(len(buckets)), key=lambda i: self.order[id(buckets[i][0])])
-        while pending:
-            for i in pending:
-                if preds[i] <= placed:
-                    done.append(i)
-                    placed.add(i)
-                    pending.remove(i)
-                    break
-            else:  # pragma: no cover - the merge rule keeps the group graph acyclic
-                raise AssertionError("grouping made a cycle")
-        return [buckets[i] for i in done]
+def _refusal_text(reason: str, through: Operation | None, owner: dict[int, str]) -> str:
+    if through is None:
+        return reason
+    where = owner.get(id(through))
+    named = (
+        f"{where} ({through.name})" if where is not None else f"{through.name} ({through.where()})"
+    )
+    return f"{reason} through {named}"
 
 
 def _numel(value: Value) -> int | None:
@@ -702,29 +654,3 @@ def _numel(value: Value) -> int | None:
 def _computes(ops: list[Operation]) -> bool:
     """A lone vector op outside any fused group is runtime bookkeeping, not a group."""
     return not all(has_trait(op, Trait.VECTOR) for op in ops)
-
-
-def _boundary(
-    ops: list[Operation], program_outputs: set[int], kind: GroupKind
-) -> tuple[list[Value], list[Value]]:
-    members = {id(op) for op in ops}
-    inputs: list[Value] = []
-    seen: set[int] = set()
-    for op in ops:
-        for value in op.operand_values():
-            if value is None or id(value) in seen:
-                continue
-            producer = value.defining_op
-            if producer is not None and id(producer) in members:
-                continue
-            seen.add(id(value))
-            inputs.append(value)
-    outputs = [
-        r
-        for op in ops
-        for r in op.results
-        if id(r) in program_outputs or any(id(u) not in members for u in r.users())
-    ]
-    if kind is GroupKind.FUSED:
-        outputs = [v for v in outputs if isinstance(v.type, DenseTensorType)]
-    return inputs, outputs

@@ -174,10 +174,10 @@ class Block:
         return len(self._ops)
 
     def index_of(self, op: Operation) -> int:
-        for i, candidate in enumerate(self._ops):
-            if candidate is op:
-                return i
-        raise ValueError(f"{op.name} is not in this block")
+        try:
+            return self._ops.index(op)  # ops compare by identity: a scan in C
+        except ValueError:
+            raise ValueError(f"{op.name} is not in this block") from None
 
     def insert(self, index: int, op: Operation) -> Operation:
         if op.parent is not None:
