@@ -4,24 +4,15 @@ all; kernels that differ only in names count as one distinct kernel."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
+
+from kernels_tests.tool_modules import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_compile = _load("bench_compile")
+bench_compile = load_tool("bench_compile")
 
 KERNEL = """extern "C" __global__ void fn_group_{g}(const float* __restrict__ var_{a},
     float* __restrict__ var_{b}) {{

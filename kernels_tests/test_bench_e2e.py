@@ -6,7 +6,6 @@ that a GPU session only has to run the bench. The `gpu` test runs it on the GPU.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -17,21 +16,13 @@ from cinn_py.backends import nvrtc
 from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import print_program
+from kernels_tests.tool_modules import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "models")
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_e2e = _load("bench_e2e")
+bench_e2e = load_tool("bench_e2e")
 model_programs = sys.modules["model_programs"]  # bench_e2e imports it from tools/
 
 FIXTURE_OF = {"llama": "llama_decoder", "bert": "bert_layer"}

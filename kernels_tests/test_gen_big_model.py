@@ -6,10 +6,8 @@ reference target."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -17,21 +15,13 @@ import pytest
 import cinn_py
 from cinn_py.pir.printer import print_program
 from cinn_py.tolerances import compare
+from kernels_tests.tool_modules import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = {"batch": 2, "seq": 8, "hidden": 32, "heads": 2}
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-gen_big_model = _load("gen_big_model")
+gen_big_model = load_tool("gen_big_model")
 
 
 @pytest.mark.parametrize("kind", ["llama", "bert"])

@@ -71,6 +71,7 @@ from cinn_py.hlir.op_pattern import (
     ReducePattern,
     op_pattern_kind,
     reduce_pattern,
+    static_numel,
     static_shape,
 )
 from cinn_py.hlir.recompute_cheap import recompute_shared_cheap_ops
@@ -526,7 +527,7 @@ class _Grouper:
             if pa is None or pa != pb:
                 return f"sibling reductions of different patterns ({pa} vs {pb})"
             return None
-        counts = [{_numel(v) for v in self._outputs(root)} for root in (a, b)]
+        counts = [{static_numel(v) for v in self._outputs(root)} for root in (a, b)]
         if None in counts[0] | counts[1]:
             return "a sibling has an output of unknown element count"
         if len(counts[0] | counts[1]) != 1:
@@ -639,16 +640,6 @@ def _refusal_text(reason: str, through: Operation | None, owner: dict[int, str])
         f"{where} ({through.name})" if where is not None else f"{through.name} ({through.where()})"
     )
     return f"{reason} through {named}"
-
-
-def _numel(value: Value) -> int | None:
-    shape = static_shape(value)
-    if shape is None:
-        return None
-    count = 1
-    for d in shape:
-        count *= d
-    return count
 
 
 def _computes(ops: list[Operation]) -> bool:

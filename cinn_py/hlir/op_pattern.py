@@ -16,6 +16,7 @@ reduction-dependent operand is read at the consumer's own row (`row_aligned`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cinn_py.ir.row_pattern import RowPattern
@@ -86,6 +87,12 @@ def static_shape(value) -> tuple[int, ...] | None:
     if not isinstance(type_, DenseTensorType) or any(d < 0 for d in type_.dims):
         return None
     return tuple(type_.dims)
+
+
+def static_numel(value) -> int | None:
+    """A tensor value's element count when all its dims are known, else None."""
+    shape = static_shape(value)
+    return None if shape is None else math.prod(shape)
 
 
 def reduce_pattern(op: Operation) -> ReducePattern | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cinn_py.hlir.group import Group, GroupKind, build_groups
-from cinn_py.hlir.op_pattern import is_reduction, op_pattern_kind, static_shape
+from cinn_py.hlir.op_pattern import is_reduction, op_pattern_kind, static_numel
 from cinn_py.pir.operation import Block, Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.traits import OpPatternKind, Trait
@@ -104,7 +104,7 @@ def _recompute_chain(op: Operation, home: dict[int, int], block: Block) -> list[
         return [op]
     if _has_trait(op, Trait.CONSTANT):
         return None
-    size = _numel(op.result(0))
+    size = static_numel(op.result(0))
     if size is None or not _elementwise(op):
         return None
     own = home[id(op)]
@@ -126,7 +126,7 @@ def _recompute_chain(op: Operation, home: dict[int, int], block: Block) -> list[
                 stack.append(producer)  # computed in the group: copied too
                 continue
             outside[id(value)] = value
-    if sum(_numel(v) == size for v in outside.values()) > 1:
+    if sum(static_numel(v) == size for v in outside.values()) > 1:
         return None
     return sorted(chain.values(), key=block.index_of)
 
@@ -147,13 +147,3 @@ def _elementwise(op: Operation) -> bool:
         and op_pattern_kind(op) is OpPatternKind.ELEMENTWISE
         and not is_reduction(op)
     )
-
-
-def _numel(value: Value) -> int | None:
-    shape = static_shape(value)
-    if shape is None:
-        return None
-    count = 1
-    for d in shape:
-        count *= d
-    return count

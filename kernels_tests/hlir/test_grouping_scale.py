@@ -6,10 +6,8 @@ several minutes for 4,000). The merging is an analysis (`merge_groups` leaves th
 program as it is); copying cheap producers into their readers' groups is the pass after
 it (`recompute_cheap`)."""
 
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,8 +20,7 @@ from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program, clone_op
 from cinn_py.pir.value import Value
-
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+from kernels_tests.tool_modules import load_tool
 
 GROUPING_BOUND_S = 10.0
 """group_program on the ~4,000-op program: about 0.5 s on a quiet 2-core machine, up to
@@ -58,11 +55,7 @@ def repeated_layers(layers: int, size: int = 32) -> Program:
 
 
 def _model_programs():
-    spec = importlib.util.spec_from_file_location("model_programs", TOOLS / "model_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("model_programs", module)
-    spec.loader.exec_module(module)
-    return module
+    return sys.modules.get("model_programs") or load_tool("model_programs")
 
 
 def stacked_llama(layers: int) -> Program:
