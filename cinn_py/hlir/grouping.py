@@ -351,6 +351,14 @@ class _Grouper:
         ]
         """Fusible producers of each op, once per operand, in operand order."""
         self.reach, self.through = self._reachability()
+        self.span = [r | (1 << i) for i, r in enumerate(self.reach)]
+        """Each op and what it reaches."""
+        self.span_of = dict(enumerate(self.span))
+        """By group root: its members and what any of them reaches (a group runs as one
+        kernel, so whatever reaches one member reaches all that the group reaches)."""
+        self.multi_bits = 0
+        """The members of every group of more than one op (where a path can jump from
+        one member to another)."""
         self.below = dict(enumerate(self.through))
         """Ops reached from each group through an op that never fuses, by root."""
         self.siblings = self._siblings()
@@ -492,6 +500,8 @@ class _Grouper:
         del self.group_ops[b]
         self.mask[a] |= self.mask.pop(b)
         self.below[a] |= self.below.pop(b)
+        self.span_of[a] |= self.span_of.pop(b)
+        self.multi_bits |= self.mask[a]
         if b in self.reductions:
             merged = self.reductions.get(a, []) + self.reductions.pop(b)
             self.reductions[a] = sorted(merged, key=lambda op: self.index[id(op)])
@@ -561,7 +571,27 @@ class _Grouper:
         for user in sorted(exits):
             if self.reach[user] & inside:
                 return self.ops[user]
-        return None
+        if not exits:
+            return None
+        # A path may also enter another group at one member and leave it from another
+        # (the group runs as one kernel), which reachability between ops does not see:
+        # grow what the exits reach by every group it touches, to a fixed point.
+        reached = 0
+        for user in exits:
+            reached |= self.span[user]
+        while True:
+            touched = reached & self.multi_bits & ~inside
+            grown = reached
+            while touched:
+                root = self.find((touched & -touched).bit_length() - 1)
+                touched &= ~self.mask[root]
+                if self.mask[root] & ~reached:
+                    grown |= self.span_of[root]
+            if grown & inside:
+                return self.ops[min(exits)]
+            if grown == reached:
+                return None
+            reached = grown
 
     # ---- explaining the groups ---------------------------------------------------------
 

@@ -8,9 +8,13 @@ it (`recompute_cheap`)."""
 
 import sys
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+import cinn_py
+from cinn_py.cli import random_feeds
 from cinn_py.hlir.group import GroupKind, describe_groups
 from cinn_py.hlir.grouping import explain_grouping, group_program, merge_groups
 from cinn_py.hlir.naming import NameTable
@@ -20,6 +24,8 @@ from cinn_py.pir.passes import PassManager
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program, clone_op
 from cinn_py.pir.value import Value
+from cinn_py.reference import run_reference
+from cinn_py.tolerances import compare
 from kernels_tests.tool_modules import load_tool
 
 GROUPING_BOUND_S = 10.0
@@ -146,3 +152,21 @@ def test_a_4000_op_program_groups_in_seconds():
     elapsed = time.perf_counter() - start
     assert len(groups) == 2 * 444
     assert elapsed < GROUPING_BOUND_S, f"grouping 4,000 ops took {elapsed:.1f} s"
+
+
+CYCLES = Path(__file__).resolve().parent / "grouping_cycles"
+
+
+@pytest.mark.parametrize("name", ["layer_norm_and_softmaxes", "mean_pool_group_norm"])
+def test_a_path_through_another_groups_members_counts_as_a_cycle(name):
+    """Found by the fuzzer (2026-11-26): a merge whose exits reach, at op level, nothing
+    of the two groups, but enter a third group at one member and leave it from another
+    back into them (the third group runs as one kernel). The merge must be refused:
+    the program groups, compiles and matches the reference."""
+    program = parse_program((CYCLES / f"{name}.pir").read_text())
+    exe = cinn_py.compile(program, "cuda-emu")
+    feeds = random_feeds(program, np.random.default_rng(0))
+    got = list(exe.run(feeds).values())
+    want = run_reference(program, feeds)
+    for g, w in zip(got, want, strict=True):
+        assert compare(np.asarray(g), np.asarray(w)).ok
