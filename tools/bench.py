@@ -659,6 +659,18 @@ class HostBackend:
         pass
 
 
+def gpu_name(cp: Any) -> str:
+    """The name of CuPy's device 0 (tools/bench_e2e.py's too)."""
+    name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def gpu_versions(cp: Any) -> dict[str, str]:
+    """CuPy's and the CUDA runtime's versions, for a benchmark's heading."""
+    runtime = cp.cuda.runtime.runtimeGetVersion()
+    return {"cupy": cp.__version__, "CUDA runtime": f"{runtime // 1000}.{runtime % 1000 // 10}"}
+
+
 class CudaBackend:
     """CuPy arrays on the GPU, the cuda target, CUDA-event timing on CuPy's current stream
     (the legacy default stream, which PyTorch's default stream also is)."""
@@ -669,15 +681,10 @@ class CudaBackend:
         self.target = "cuda"
 
     def device_name(self) -> str:
-        name = self.cp.cuda.runtime.getDeviceProperties(0)["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
+        return gpu_name(self.cp)
 
     def versions(self) -> dict[str, str]:
-        runtime = self.cp.cuda.runtime.runtimeGetVersion()
-        return {
-            "cupy": self.cp.__version__,
-            "CUDA runtime": f"{runtime // 1000}.{runtime % 1000 // 10}",
-        }
+        return gpu_versions(self.cp)
 
     def synchronize(self) -> None:
         self.cp.cuda.Device().synchronize()

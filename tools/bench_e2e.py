@@ -63,7 +63,8 @@ from cinn_py.targets.device import gpu_available
 from cinn_py.tolerances import compare, tolerance
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model_programs  # noqa: E402 (tools/ is not a package)
+import bench  # noqa: E402 (tools/ is not a package)
+import model_programs  # noqa: E402
 
 FULL_SIZES = {
     "llama": {"batch": 4, "seq": 512, "hidden": 2048, "heads": 16},
@@ -240,15 +241,10 @@ class Gpu(Host):
         self.torch_device = "cuda"
 
     def device_name(self) -> str:
-        name = self.cp.cuda.runtime.getDeviceProperties(0)["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
+        return bench.gpu_name(self.cp)
 
     def versions(self) -> dict[str, str]:
-        runtime = self.cp.cuda.runtime.runtimeGetVersion()
-        return {
-            "cupy": self.cp.__version__,
-            "CUDA runtime": f"{runtime // 1000}.{runtime % 1000 // 10}",
-        }
+        return bench.gpu_versions(self.cp)
 
     def put(self, array: np.ndarray) -> Any:
         return self.cp.asarray(array)

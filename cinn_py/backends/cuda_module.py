@@ -295,14 +295,15 @@ def _param_sizes(handle: Any) -> tuple[int, ...] | None:
     return tuple(sizes) if sizes else None
 
 
-def _unload(api: Any, module: Any, context: Any) -> None:
-    """Finalizer: unload with the driver API that loaded the module; it may run late, when
-    the context or the driver is gone, so failures are ignored."""
+def _release(api: Any, free: str, handle: Any, context: Any) -> None:
+    """Finalizer: free `handle` by the driver call `free` (`cuModuleUnload`,
+    `cuGraphExecDestroy`) of the driver API that made it, in its context; it may run
+    late, when the context or the driver is gone, so failures are ignored."""
     with contextlib.suppress(Exception):
         (error,) = api.cuCtxPushCurrent(context)
         if error == api.CUresult.CUDA_SUCCESS:
             try:
-                api.cuModuleUnload(module)
+                getattr(api, free)(handle)
             finally:
                 api.cuCtxPopCurrent()
 
@@ -319,7 +320,9 @@ class CudaModule:
         self._handle = handle
         self._context = context
         self._functions: dict[str, _Function] = {}
-        self._finalizer = weakref.finalize(self, _unload, driver, handle, context)
+        self._finalizer = weakref.finalize(
+            self, _release, driver, "cuModuleUnload", handle, context
+        )
 
     def unload(self) -> None:
         """Free the module now rather than when it is collected."""
@@ -499,18 +502,6 @@ def capture_graph(context: Any, calls: Sequence[Callable[[Any], None]]) -> CudaG
     return CudaGraph(executable, context, len(calls))
 
 
-def _destroy_graph(api: Any, executable: Any, context: Any) -> None:
-    """Finalizer: free an instantiated graph with the driver API that made it (it may
-    run late, when the context or the driver is gone, so failures are ignored)."""
-    with contextlib.suppress(Exception):
-        (error,) = api.cuCtxPushCurrent(context)
-        if error == api.CUresult.CUDA_SUCCESS:
-            try:
-                api.cuGraphExecDestroy(executable)
-            finally:
-                api.cuCtxPopCurrent()
-
-
 class CudaGraph:
     """An instantiated CUDA graph of `steps` recorded calls (`capture_graph`): calling it
     with a stream handle is one `cuGraphLaunch` (the context must be current, as for a
@@ -521,7 +512,9 @@ class CudaGraph:
     def __init__(self, executable: Any, context: Any, steps: int) -> None:
         self.executable = executable
         self.steps = steps
-        self._finalizer = weakref.finalize(self, _destroy_graph, driver, executable, context)
+        self._finalizer = weakref.finalize(
+            self, _release, driver, "cuGraphExecDestroy", executable, context
+        )
 
     def __call__(self, stream: Any) -> None:
         result = driver.cuGraphLaunch(self.executable, stream)

@@ -19,7 +19,6 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
 from cinn_py.targets.device import gpu_facts, no_gpu_reason
 from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
-from cinn_py.targets.memory import usable_in_place
 from cinn_py.targets.target import Target
 
 
@@ -107,14 +106,10 @@ class CudaTarget(Target):
             return cupy.asarray(value)
         return cupy.from_dlpack(value)
 
-    def adopt_feed(self, array: Any) -> Any | None:
-        """A C-contiguous device array (CuPy, or any `__cuda_array_interface__` /
-        DLPack array the feed checks made a CuPy view of) aligned for the kernels'
-        vector accesses; host arrays are copied."""
-        if not hasattr(array, "__cuda_array_interface__"):
-            return None
-        alignment = self.target_info().vector_alignment
-        return array if usable_in_place(array, alignment) else None
+    def holds(self, array: Any) -> bool:
+        """A device array: CuPy, or any `__cuda_array_interface__` / DLPack array the
+        feed checks made a CuPy view of (host arrays are copied)."""
+        return hasattr(array, "__cuda_array_interface__")
 
     def arena(self, nbytes: int, alignment: int) -> Any:
         import cupy

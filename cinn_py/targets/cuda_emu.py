@@ -14,7 +14,7 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
 from cinn_py.targets.device import no_gpu_reason
 from cinn_py.targets.library_call import HostLibraryCall, LibraryCall
-from cinn_py.targets.memory import aligned_empty, usable_in_place
+from cinn_py.targets.memory import aligned_empty
 from cinn_py.targets.target import Target
 
 
@@ -47,12 +47,9 @@ class CudaEmuTarget(Target):
         array.fill(0)
         return array
 
-    def adopt_feed(self, array: Any) -> Any | None:
-        """A C-contiguous NumPy array aligned for the kernels' vector accesses."""
-        alignment = self.target_info().vector_alignment
-        return (
-            array if isinstance(array, np.ndarray) and usable_in_place(array, alignment) else None
-        )
+    def holds(self, array: Any) -> bool:
+        """A NumPy array: the host's memory is the emulated device's."""
+        return isinstance(array, np.ndarray)
 
     def arena(self, nbytes: int, alignment: int) -> Any:
         return aligned_empty((nbytes,), np.uint8, alignment)

@@ -22,6 +22,7 @@ interpreter and needs no Scope). Each target is registered once, by name
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
@@ -34,6 +35,7 @@ from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.operation import Operation
 from cinn_py.targets.library_call import LibraryCall
+from cinn_py.targets.memory import usable_in_place
 
 
 class KernelEvents(Protocol):
@@ -110,10 +112,22 @@ class Target:
         target's array type, without a copy (targets with `device_memory` only)."""
         raise self._no_kernels("device memory")
 
+    def holds(self, array: Any) -> bool:
+        """Whether `array` lives in this target's memory (where its kernels read)."""
+        return False
+
     def adopt_feed(self, array: Any) -> Any | None:
-        """`array` (a checked feed) if kernels may read it where it is, else None (it is
-        copied into the feed's own buffer)."""
+        """`array` (a checked feed) if kernels may read it where it is: in the target's
+        memory (`holds`), C-contiguous and aligned for their widest access; else None
+        (it is copied into the feed's own buffer)."""
+        if self.holds(array) and usable_in_place(array, self._vector_alignment):
+            return array
         return None
+
+    @functools.cached_property
+    def _vector_alignment(self) -> int:
+        """`TargetInfo.vector_alignment`, read once, not on every run's feeds."""
+        return self.target_info().vector_alignment
 
     def arena(self, nbytes: int, alignment: int) -> Any:
         """A byte array of `nbytes` whose start is on `alignment`."""

@@ -15,7 +15,7 @@ import pytest
 from cuda.bindings import driver as real_driver
 
 from cinn_py.backends import cuda_module, nvrtc
-from cinn_py.backends.stand_in_driver import StandInDriver
+from cinn_py.backends.stand_in_driver import H100_ATTRIBUTES, StandInDriver
 from cinn_py.errors import CinnError, FeedError, KernelError
 
 OK = real_driver.CUresult.CUDA_SUCCESS
@@ -40,19 +40,6 @@ extern "C" __global__ void dynamic_smem(float* out) {
 """
 PARAM_SIZES = {"scale": (8, 8, 4, 4), "_Z7mangledPf": (8,), "dynamic_smem": (8,)}
 
-DEVICE_ATTRIBUTES = {
-    "MAX_BLOCK_DIM_X": 1024,
-    "MAX_BLOCK_DIM_Y": 1024,
-    "MAX_BLOCK_DIM_Z": 64,
-    "MAX_GRID_DIM_X": 2**31 - 1,
-    "MAX_GRID_DIM_Y": 65535,
-    "MAX_GRID_DIM_Z": 65535,
-    "MAX_THREADS_PER_BLOCK": 1024,
-    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 227 * 1024,
-    "COMPUTE_CAPABILITY_MAJOR": 9,
-    "COMPUTE_CAPABILITY_MINOR": 0,
-}
-
 
 class FakeDriver(StandInDriver):
     """The stand-in driver (`backends.stand_in_driver`) with this file's kernels."""
@@ -65,7 +52,7 @@ class FakeDriver(StandInDriver):
             kernel_max_threads,
             static_shared,
             param_sizes=PARAM_SIZES,
-            device_attributes=DEVICE_ATTRIBUTES,
+            device_attributes=H100_ATTRIBUTES,
         )
 
 

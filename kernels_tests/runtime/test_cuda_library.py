@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cinn_py.errors import MissingLibraryError
+from cinn_py.errors import HostFallbackWarning, MissingLibraryError
 from cinn_py.hlir.op_lowering.context import any_dtype, numeric
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
@@ -29,7 +29,7 @@ from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.traits import Trait
 from cinn_py.pir.types import DenseTensorType, is_null
-from cinn_py.targets import cuda_library
+from cinn_py.targets import CUDA, cuda_library
 from cinn_py.targets.cuda_library import conv, cupy_ops, matmul
 from cinn_py.targets.library_call import HostLibraryCall
 
@@ -482,3 +482,18 @@ def test_fused_gemm_epilogue_as_the_pass_makes_it_gets_a_cublaslt_geometry() -> 
     assert not is_null(typed.results[1].type)
     assert matmul.gemm_geometry(typed) is None
     assert matmul._plan(typed) is None  # the host fallback, before any GPU package
+
+
+def test_cuda_plans_the_table_entry_or_warns_and_falls_back_to_the_host(monkeypatch) -> None:
+    """`CudaTarget.plan_library_op`: the device table's call where it has one; else the
+    reference kernel on the host with copies, and a HostFallbackWarning naming the op."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    _, op = build("pd_op.cumsum", [x, None], axis=1)
+    entry = object()
+    monkeypatch.setattr(cuda_library, "plan", lambda planned: entry)
+    assert CUDA.plan_library_op(op) is entry
+    monkeypatch.setattr(cuda_library, "plan", lambda planned: None)
+    with pytest.warns(HostFallbackWarning, match=r"pd_op\.cumsum has no device entry"):
+        call = CUDA.plan_library_op(op)
+    assert isinstance(call, HostLibraryCall) and not call.capturable
+    assert call.where == "reference kernel, host, with copies"

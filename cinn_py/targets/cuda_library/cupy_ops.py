@@ -82,6 +82,17 @@ def _axis(axis: int, rank: int) -> int:
     return axis % rank if rank else 0
 
 
+def _flat_axis(op: Operation, x_type: DenseTensorType) -> tuple[bool, int] | None:
+    """(flatten, axis) of an op with a `flatten` attribute and an axis operand (#1)
+    (cumsum, argmax, argmin): a 0-D input is flattened, its axis 0; None when the axis
+    is not known at build time."""
+    flatten = bool(attr(op, "flatten")) or x_type.rank == 0
+    axis = 0 if flatten else mutable_scalar(op, 1, "axis")
+    if axis is None:
+        return None
+    return flatten, _axis(int(axis), 1 if flatten else x_type.rank)
+
+
 def _dtype(type_: DenseTensorType | None) -> DataType:
     assert type_ is not None
     return type_.data_type
@@ -103,11 +114,10 @@ def _keys(xp: ModuleType, array: Any, dtype: DataType) -> Any:
 
 def _cumsum(op: Operation, types: list) -> Compute | None:
     x_type, out_type = types[0], types[-1]
-    flatten = bool(attr(op, "flatten")) or x_type.rank == 0
-    axis = 0 if flatten else mutable_scalar(op, 1, "axis")
-    if axis is None:
+    found = _flat_axis(op, x_type)
+    if found is None:
         return None
-    axis = _axis(int(axis), 1 if flatten else x_type.rank)
+    flatten, axis = found
     exclusive, reverse = bool(attr(op, "exclusive")), bool(attr(op, "reverse"))
 
     def compute(xp: ModuleType, inputs: list[Any]) -> list[Any]:
@@ -188,11 +198,10 @@ def _topk(op: Operation, types: list) -> Compute:
 def _arg_extreme(largest: bool) -> Callable[[Operation, list], Compute | None]:
     def planner(op: Operation, types: list) -> Compute | None:
         x_type, out_type = types[0], types[-1]
-        flatten = bool(attr(op, "flatten")) or x_type.rank == 0
-        axis = 0 if flatten else mutable_scalar(op, 1, "axis")
-        if axis is None:
+        found = _flat_axis(op, x_type)
+        if found is None:
             return None
-        axis = _axis(int(axis), 1 if flatten else x_type.rank)
+        flatten, axis = found
         keepdims = bool(attr(op, "keepdims"))
 
         def compute(xp: ModuleType, inputs: list[Any]) -> list[Any]:
