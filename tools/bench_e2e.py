@@ -329,6 +329,8 @@ class Options:
     iters: int = 20
     torch_compile: bool = True
     seed: int = 0
+    profile: int = 0
+    """Print this many of exe.run's costliest functions (cProfile), 0: none."""
 
 
 class CaseRun:
@@ -413,6 +415,13 @@ class CaseRun:
                 self._time("cinn_py", lambda: exe.run(feeds, params=params, copy_to_host=False))
                 runtime = exe.runtime_program
                 self._time("cinn_py_runtime", lambda: runtime.execute(runtime.scope))
+                if self.options.profile:
+                    _profile_host(
+                        case.name,
+                        lambda: exe.run(feeds, params=params, copy_to_host=False),
+                        backend,
+                        self.options.profile,
+                    )
         except Exception as error:
             result["cinn_py_error"] = _short(error)
             traceback.print_exc()
@@ -626,6 +635,23 @@ def run(cases: Sequence[Case], backend: Host, torch: Any, options: Options, out:
     return results
 
 
+def _profile_host(name: str, call: Callable[[], Any], backend: Any, top: int) -> None:
+    """Where `exe.run`'s host time goes: cProfile over 50 calls, each synchronized, the
+    `top` functions by own time on stderr (the difference between `cinn_py ms` and
+    `runtime ms` is this host work plus the results' copies)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    for _ in range(50):
+        profiler.enable()
+        call()
+        profiler.disable()
+        backend.synchronize()
+    print(f"---- host profile of exe.run, {name} (50 calls) ----", file=sys.stderr)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(top)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").splitlines()[0],
@@ -641,6 +667,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="tiny sizes: b2 s7 h64 n4")
     parser.add_argument("--target", choices=["cuda", "cuda-emu"], default="cuda")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print (stderr) the N functions taking most host time in exe.run (cProfile)",
+    )
     parser.add_argument("--json", help="also write the figures here (after every step)")
     args = parser.parse_args(argv)
     try:
@@ -671,7 +704,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import torch
     except ImportError:
         torch = None
-    options = Options(args.warmup, args.iters, not args.no_torch_compile, args.seed)
+    options = Options(args.warmup, args.iters, not args.no_torch_compile, args.seed, args.profile)
     results = run(cases, backend, torch, options, args.json)
     failed = [r["case"] for r in results if "cinn_py_s" not in r]
     if failed:

@@ -3,10 +3,10 @@
 # within 8 minutes (GPU time comes in leases of about 15 minutes, a 1-2 minute machine
 # start included), so that a lease goes to measuring, not to setting up.
 #
-#   tools/gpu_check.sh wheels        HERE, before the device call: downloads the islpy,
-#                                    nvmath-python and cuDNN frontend wheels for the
-#                                    device's CPython 3.12 into .whl/ (git-ignored),
-#                                    which the device call carries
+#   tools/gpu_check.sh wheels        HERE, before the device call: downloads the wheels
+#                                    the device lacks (islpy, nvmath-python, the cuDNN
+#                                    frontend, platformdirs, ...) for its CPython 3.12
+#                                    into .whl/ (git-ignored), which the device call carries
 #   tools/gpu_check.sh [STEP...]     on the device (the default: every step, in order):
 #       run(command="tools/gpu_check.sh", carry=[".whl"], timeout_s=540)
 #   tools/gpu_check.sh --list        the steps and their time limits
@@ -76,7 +76,9 @@ usage() {
 # CUDA libraries themselves (libcublasLt, libcudnn: hundreds of MB, past the 64 MiB a
 # device call carries) come from the device image; without them those tests fail with
 # the library's load error.
-GPU_WHEELS="nvmath-python cuda-core cuda-pathfinder nvidia-cudnn-frontend"
+# platformdirs, filelock and tqdm are core dependencies the device image lacks (found on
+# an H200, 2026-11-26: the default kernel-cache folder needs platformdirs).
+GPU_WHEELS="nvmath-python cuda-core cuda-pathfinder nvidia-cudnn-frontend platformdirs filelock tqdm"
 
 wheels() {
     local py="${PYTHON:-python3}" version spec
@@ -272,9 +274,11 @@ step_e2e() {
     # still merged into bench.json.
     left=$((STEP_DEADLINE - 8 - $(date +%s)))
     echo
-    echo "## e2e: tools/bench_e2e.py --warmup 3 --iters 20 (limit ${left} s)"
-    timeout -k 3 "$left" "$PY" tools/bench_e2e.py --warmup 3 --iters 20 --json "$WORK/e2e.json" \
-        2>"$WORK/e2e.err" || status=$?
+    echo "## e2e: tools/bench_e2e.py --warmup 3 --iters 20 --profile 12 (limit ${left} s)"
+    timeout -k 3 "$left" "$PY" tools/bench_e2e.py --warmup 3 --iters 20 --profile 12 \
+        --json "$WORK/e2e.json" 2>"$WORK/e2e.err" || status=$?
+    # exe.run's host profile per case (where `cinn_py ms` exceeds `runtime ms`)
+    awk '/^---- host profile/ { p = 1 } p && !/^\[/' "$WORK/e2e.err"
     "$PY" - "$WORK/e2e.json" "$OUT/bench.json" <<'EOF' || status=1
 import json, os, sys
 

@@ -49,7 +49,10 @@ class PackedArgs:
 def data_pointer(array: Any) -> int | None:
     """The data address of a NumPy, CuPy or `__cuda_array_interface__` array, else None."""
     if isinstance(array, np.ndarray):
-        return array.ctypes.data
+        return array.__array_interface__["data"][0]  # a third of `.ctypes.data`'s time
+    pointer = getattr(getattr(array, "data", None), "ptr", None)
+    if isinstance(pointer, int):
+        return pointer  # CuPy's MemoryPointer: no interface dict built on every run
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is not None:
         return int(interface["data"][0])

@@ -260,6 +260,11 @@ class HostDeviceArray:
             "version": 3,
         }
 
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """Refused, as CuPy refuses it: code that means to copy to the host says `get`
+        (an H200 run found `np.asarray` on a device feed that the stand-in had let by)."""
+        raise TypeError("Implicit conversion to a NumPy array is not allowed (use .get())")
+
     shape = property(lambda self: self.host.shape)
     dtype = property(lambda self: self.host.dtype)
     size = property(lambda self: self.host.size)

@@ -37,7 +37,14 @@ from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
 from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import describe
-from cinn_py.runtime.feeds import check_array, check_feeds, check_params, to_array
+from cinn_py.runtime.feeds import (
+    check_array,
+    check_feeds,
+    check_params,
+    feed_types,
+    parameter_types,
+    to_array,
+)
 from cinn_py.runtime.library import Storage, storage_names
 from cinn_py.runtime.runtime_program import RuntimeProgram
 from cinn_py.runtime.scope import Scope
@@ -88,6 +95,9 @@ class CompiledProgram:
         self.dynamic = has_dynamic_dims(program)
         self.latest: _Compiled | None = None
         self._numbers = ValueNames(program)
+        self._feed_types = feed_types(program)
+        self._parameter_types = parameter_types(program)
+        """The feeds' and parameters' types, found once, not on every run."""
         self._compiled: dict[tuple[Signature, ValueKey, tuple[int, ...]], _Compiled] = {}
         self._value_feeds: set[str] = set()
         """Feeds whose values some result's shape depends on (found on a first compile)."""
@@ -112,8 +122,8 @@ class CompiledProgram:
         stream: Any = None,
     ) -> list[Any]:
         device = self.target.device_array if self.target.device_memory else None
-        checked = check_feeds(self.program, feeds, device)
-        given = check_params(self.program, params, device)
+        checked = check_feeds(self.program, feeds, device, self._feed_types)
+        given = check_params(self.program, params, device, self._parameter_types)
         with self.target.using_stream(stream):
             return self._run(checked, given, values, copy_to_host)
 
@@ -198,24 +208,33 @@ class CompiledProgram:
         self, compiled: _Compiled, feeds: Mapping[str, Any], params: Mapping[str, Any]
     ) -> None:
         plan = compiled.runtime.storage
-        scope = compiled.scope
         for name, variables in plan.feeds.items():
-            array = feeds[name]
-            in_place = None
-            if not compiled.written.intersection(variables):
-                in_place = self.target.adopt_feed(array)
-            for variable in variables:
-                if in_place is not None:
-                    scope[variable].adopt(in_place)
-                else:
-                    scope[variable].set(array)
+            self._bind_array(compiled, variables, feeds[name])
         for name, variables in plan.parameters.items():
             if name in params:
-                for variable in variables:
-                    scope[variable].set(params[name])
+                self._bind_array(compiled, variables, params[name])
                 compiled.user_params.add(name)
-            elif name in compiled.user_params or not all(scope[v].allocated for v in variables):
+            elif name in compiled.user_params or not all(
+                compiled.scope[v].allocated for v in variables
+            ):
                 self._restore_parameter(compiled, name, variables)
+
+    def _bind_array(self, compiled: _Compiled, variables: list[str], array: Any) -> None:
+        """A feed's or given parameter's array into its variables: held where it is
+        (`Target.adopt_feed`: in the target's memory, contiguous, aligned) unless a step
+        writes one of them, else copied. Weights given on every run thus cost nothing
+        (a transformer layer's are ~100 MB, and a copy a launch each)."""
+        scope = compiled.scope
+        if all(scope[v].holds_caller_array(array) for v in variables):
+            return  # the very array the last run held (checked then, and shaped as then)
+        in_place = None
+        if not compiled.written.intersection(variables):
+            in_place = self.target.adopt_feed(array)
+        for variable in variables:
+            if in_place is not None:
+                scope[variable].adopt(in_place)
+            else:
+                scope[variable].set(array)
 
     def _restore_parameter(self, compiled: _Compiled, name: str, variables: list[str]) -> None:
         """Put the program's own array back (after a run that gave its own), or refuse

@@ -45,7 +45,7 @@ class DataType(enum.Enum):
         """The NumPy dtype holding values of this type (bfloat16 has none: see below)."""
         if self is DataType.BFLOAT16:
             raise TypeError("NumPy has no bfloat16; use cinn_py.pir.dtypes.bfloat16_to_float32")
-        return np.dtype(_NUMPY[self])
+        return _NUMPY_DTYPES[self]
 
     @property
     def is_float(self) -> bool:
@@ -149,6 +149,8 @@ _NUMPY = {
     DataType.COMPLEX128: "complex128",
     DataType.INDEX: "int64",
 }
+_NUMPY_DTYPES = {data_type: np.dtype(name) for data_type, name in _NUMPY.items()}
+"""`DataType.numpy`'s answers, made once (it is asked on every run's feed checks)."""
 
 _ITEMSIZE = {
     DataType.BOOL: 1,

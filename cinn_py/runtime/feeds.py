@@ -45,15 +45,27 @@ def parameter_types(program: Program) -> dict[str, DenseTensorType]:
     }
 
 
+_TAKEN_AS_IS: set[tuple[Any, type]] = set()
+"""(device_array, array type) pairs where a target's `device_array` returned as they were (CuPy's ndarray): later
+feeds of them skip `__cuda_array_interface__`, a dict CuPy builds on every access (a
+LLaMA layer's run checks 13 arrays)."""
+
+
 def to_array(name: str, value: Any, device_array: DeviceArray | None = None) -> Any:
     """`value` as a NumPy array, or, given `device_array` (a target with device memory:
     `Target.device_array`), as that target's array where it already lives on the
     device, without a copy. Host targets copy device arrays to the host."""
     if isinstance(value, np.ndarray):
         return _bfloat16_bits(value)
+    taker = getattr(device_array, "__func__", device_array)  # the target's, not its binding
+    if device_array is not None and (taker, type(value)) in _TAKEN_AS_IS:
+        return value
     if hasattr(value, "__cuda_array_interface__"):
         if device_array is not None:
-            return device_array(value)
+            array = device_array(value)
+            if array is value:
+                _TAKEN_AS_IS.add((taker, type(value)))
+            return array
         if hasattr(value, "get"):
             return value.get()
     if hasattr(value, "__dlpack__"):
@@ -113,7 +125,8 @@ def _dlpack_device(value: Any) -> int | None:
 
 def _bfloat16_bits(array: np.ndarray) -> np.ndarray:
     """An ml_dtypes bfloat16 array as the uint16 bit patterns the program's arrays use."""
-    if array.dtype.name == "bfloat16" and array.dtype.itemsize == 2:
+    dtype = array.dtype
+    if dtype.kind == "V" and dtype.itemsize == 2 and dtype.name == "bfloat16":  # name is slow
         return array.view(np.uint16)
     return array
 
@@ -121,9 +134,11 @@ def _bfloat16_bits(array: np.ndarray) -> np.ndarray:
 def check_array(name: str, array: Any, type_: DenseTensorType) -> Any:
     """`array` if its dtype and shape fit `type_` (a -1 dim matches any size). A NumPy
     array of the right type in the other byte order is swapped to this machine's."""
+    expected = boundary_dtype(type_.data_type)
+    if array.dtype == expected and array.shape == type_.dims:
+        return array  # the common case, checked without building anything (every run)
     shape = tuple(int(d) for d in array.shape)
     dtype = np.dtype(array.dtype)
-    expected = boundary_dtype(type_.data_type)
     if isinstance(array, np.ndarray) and not dtype.isnative and dtype.newbyteorder("=") == expected:
         array, dtype = array.astype(expected), expected
     if dtype != expected or not shape_fits(shape, type_):
@@ -145,12 +160,16 @@ def _dtype_name(dtype: np.dtype) -> str:
 
 
 def check_feeds(
-    program: Program, feeds: Mapping[str, Any] | None, device_array: DeviceArray | None = None
+    program: Program,
+    feeds: Mapping[str, Any] | None,
+    device_array: DeviceArray | None = None,
+    types: Mapping[str, DenseTensorType] | None = None,
 ) -> dict[str, Any]:
-    """Every feed of `program`, converted and checked, by feed name in program order."""
+    """Every feed of `program`, converted and checked, by feed name in program order.
+    `types`: `feed_types(program)`, when the caller keeps it across runs."""
     feeds = {} if feeds is None else feeds
     _check_mapping(feeds, "feeds")
-    types = feed_types(program)
+    types = feed_types(program) if types is None else types
     _refuse_unknown(feeds, types, "feeds")
     checked = {}
     for name, type_ in types.items():
@@ -161,15 +180,19 @@ def check_feeds(
 
 
 def check_params(
-    program: Program, params: Mapping[str, Any] | None, device_array: DeviceArray | None = None
+    program: Program,
+    params: Mapping[str, Any] | None,
+    device_array: DeviceArray | None = None,
+    types: Mapping[str, DenseTensorType] | None = None,
 ) -> dict[str, Any]:
-    """The given parameters, converted and checked; names the program lacks are refused."""
+    """The given parameters, converted and checked; names the program lacks are refused.
+    `types`: `parameter_types(program)`, when the caller keeps it across runs."""
     if params is None:
         return {}
     _check_mapping(params, "params")
     if not params:
         return {}
-    types = parameter_types(program)
+    types = parameter_types(program) if types is None else types
     _refuse_unknown(params, types, "parameters")
     return {
         name: check_array(name, to_array(name, value, device_array), types[name])

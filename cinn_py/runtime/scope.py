@@ -45,6 +45,8 @@ class Variable:
         self.name = name
         self.type = type_
         self.target = compiled_target(target)
+        self.dtype: np.dtype = boundary_dtype(type_.data_type)
+        """The array's dtype: the element type's, uint16 for bfloat16."""
         self._array: Any = None
         self.external = False
         """Whether the array is a caller's (a feed used in place, `adopt`), which the
@@ -63,11 +65,6 @@ class Variable:
         return tuple(self.type.dims)
 
     @property
-    def dtype(self) -> np.dtype:
-        """The array's dtype: the element type's, uint16 for bfloat16."""
-        return boundary_dtype(self.type.data_type)
-
-    @property
     def allocated(self) -> bool:
         return self._array is not None
 
@@ -84,19 +81,33 @@ class Variable:
             raise CinnError(f"variable '{self.name}' cannot hold a {array.dtype} {array.shape}")
         self._hold(array)
 
+    def holds_caller_array(self, array: Any) -> bool:
+        """Whether the variable holds `array` itself, a caller's (`adopt`)."""
+        return self.external and self._array is array
+
     def adopt(self, array: Any) -> None:
         """Hold a caller's array in place of a copy (a feed already in the target's
         memory, C-contiguous and aligned: `Target.adopt_feed`). The scope's launches are
         packed again only when its address differs from the array held."""
         self._check_fits(array)
+        if array is self._array:
+            return  # the array the last run held: nothing to do (the common serving loop)
         if self._array is not None and data_pointer(self._array) == data_pointer(array):
             self._array, self.external = array, True  # same bytes: the launches stay valid
             return
         self._hold(array, external=True)
 
     def _check_fits(self, value: Any) -> None:
+        if (
+            getattr(value, "shape", None) == self.type.dims
+            and getattr(value, "dtype", None) == self.dtype
+        ):
+            return
         got_shape = tuple(getattr(value, "shape", ()))
-        got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+        # np.asarray only for values without a dtype: a device array refuses it
+        got_dtype = (
+            _numpy_dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+        )
         if got_shape != self.shape or got_dtype != self.dtype:
             raise FeedError(
                 self.name,
@@ -213,3 +224,11 @@ class Scope:
 
     def __repr__(self) -> str:
         return f"Scope({self.target}, {len(self)} variables)"
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+    """A NumPy, CuPy or torch dtype as NumPy's (torch.float16 -> float16)."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype).removeprefix("torch."))

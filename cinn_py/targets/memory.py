@@ -38,8 +38,9 @@ def usable_in_place(array: Any, alignment: int) -> bool:
     pointer = data_pointer(array)
     if pointer is None or pointer % alignment:
         return False
-    if isinstance(array, np.ndarray):
-        return bool(array.flags.c_contiguous)
+    contiguous = getattr(getattr(array, "flags", None), "c_contiguous", None)
+    if isinstance(contiguous, bool):
+        return contiguous  # NumPy's and CuPy's flags
     interface = array.__cuda_array_interface__
     strides = interface.get("strides")
     if strides is None:

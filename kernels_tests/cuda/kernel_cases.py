@@ -119,7 +119,8 @@ def _ballot(bits: np.ndarray, member: np.ndarray) -> np.ndarray:
     words = (
         np.where((bits != 0) & member, 1, 0).astype(np.uint64) << lane.astype(np.uint64)
     ).reshape(-1, 32)
-    return np.repeat(np.bitwise_or.reduce(words, axis=1), 32).astype(np.uint32)
+    # int64: the case mixes ballots with -1 (NumPy 2's promotion refuses -1 as uint32)
+    return np.repeat(np.bitwise_or.reduce(words, axis=1), 32).astype(np.int64)
 
 
 # ---- arguments and oracles of each case -----------------------------------------------------

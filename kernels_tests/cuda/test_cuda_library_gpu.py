@@ -74,16 +74,24 @@ def run(cp, op: Operation, arrays: list[np.ndarray]) -> tuple[list, list, Any]:
     """(device results, reference results, the call) of `op` over storage arrays."""
     call = cuda_library.plan(op)
     assert call is not None and call.where.startswith("device"), f"{op.name}: {call!r}"
-    kinds = [(r.type.dims, storage(_name(r.type.data_type))) for r in op.results]
-    device_out = [cp.empty(dims, dtype) for dims, dtype in kinds]
+    # an absent result (a NullType reserve_space) is None, as the runtime passes it
+    kinds = [
+        (r.type.dims, storage(_name(r.type.data_type))) if hasattr(r.type, "dims") else None
+        for r in op.results
+    ]
+    device_out = [None if k is None else cp.empty(*k) for k in kinds]
     for out in device_out:
-        out.view(np.uint8)[...] = 0x7B  # garbage: the call must write every element
+        if out is not None:  # garbage: the call must write every element
+            out.reshape(-1).view(np.uint8)[...] = 0x7B
+    device_in = [cp.asarray(a) for a in arrays]
+    cp.cuda.Device().synchronize()  # the uploads and fills, queued elsewhere, are done
     stream = cp.cuda.Stream(non_blocking=True)
-    call([cp.asarray(a) for a in arrays], device_out, stream.ptr)
+    call(device_in, device_out, stream.ptr)
     stream.synchronize()
-    host_out = [np.empty(dims, dtype) for dims, dtype in kinds]
+    host_out = [None if k is None else np.empty(*k) for k in kinds]
     HostLibraryCall(op)([a.copy() for a in arrays], host_out, None)
-    return [cp.asnumpy(o) for o in device_out], host_out, call
+    present = [i for i, k in enumerate(kinds) if k is not None]
+    return [cp.asnumpy(device_out[i]) for i in present], [host_out[i] for i in present], call
 
 
 def _name(dtype: DataType) -> str:

@@ -74,5 +74,8 @@ def test_op_compiled_matches_reference(case, target):
     assert len(got) == len(outputs)
     for i, (value, g, w) in enumerate(zip(outputs, got, want, strict=True)):
         dtype = value.type.data_type.value
-        result = compare(np.asarray(g), w, dtype if dtype == "bfloat16" else None)
+        g = np.asarray(g)
+        if target == "cuda" and case.gpu_alternative is not None:
+            g = np.where(g == case.gpu_alternative(feeds)[i], w, g)  # either answer is right
+        result = compare(g, w, dtype if dtype == "bfloat16" else None)
         assert result.ok, f"{case.id} output {i} ({dtype}): {result}"

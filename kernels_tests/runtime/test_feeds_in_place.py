@@ -116,3 +116,50 @@ def test_a_device_feed_goes_into_the_launches_on_cuda():
         runner.run({"x": strided, "y": y}, None, [])
         pointers = {int.from_bytes(p, "little") for p in fake.launches[-1]["params"]}
         assert strided.host.ctypes.data not in pointers and y.host.ctypes.data in pointers
+
+
+WEIGHTED = """{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[7,33]} : () -> tensor<7x33xf32>
+    (%1) = "builtin.parameter" () {parameter_name:"w",stop_gradient:[false]} : () -> tensor<33xf32>
+    (%2) = "pd_op.multiply" (%0, %1) {} : (tensor<7x33xf32>, tensor<33xf32>) -> tensor<7x33xf32>
+    (%3) = "pd_op.exp" (%2) {} : (tensor<7x33xf32>) -> tensor<7x33xf32>
+}
+"""
+
+
+def _weighted():
+    program = parse_program(WEIGHTED)
+    program.parameters["w"] = np.full(33, 0.25, np.float32)
+    return api.compile(program, "cuda-emu")
+
+
+def _param_variable(exe, name: str):
+    compiled = exe.runner.latest
+    (variable,) = compiled.runtime.storage.parameters[name]
+    return compiled.scope[variable]
+
+
+def test_a_given_parameter_is_read_where_it_is_and_the_programs_own_comes_back():
+    exe = _weighted()
+    x, w = _aligned((7, 33), 1.0), _aligned((33,), 2.0)
+    (out,) = exe.run({"x": x}, params={"w": w}).values()
+    np.testing.assert_allclose(out, np.exp(np.full((7, 33), 2.0)), rtol=1e-6)
+    variable = _param_variable(exe, "w")
+    assert variable.external and variable.array is w  # no copy of the weights
+    generation = exe.runner.latest.scope.generation
+    w[...] = 3.0  # the same array again: nothing rebound, the new values read
+    (out,) = exe.run({"x": x}, params={"w": w}).values()
+    np.testing.assert_allclose(out, np.exp(np.full((7, 33), 3.0)), rtol=1e-6)
+    assert exe.runner.latest.scope.generation == generation
+    (out,) = exe.run({"x": x}).values()  # no params: the program's own weights, copied
+    np.testing.assert_allclose(out, np.exp(np.full((7, 33), 0.25)), rtol=1e-6)
+    assert not _param_variable(exe, "w").external and np.all(w == 3.0)
+
+
+def test_a_misaligned_parameter_is_copied():
+    exe = _weighted()
+    x = _aligned((7, 33), 1.0)
+    w = _aligned((33,), 0.5, offset=4)
+    (out,) = exe.run({"x": x}, params={"w": w}).values()
+    np.testing.assert_allclose(out, np.exp(np.full((7, 33), 0.5)), rtol=1e-6)
+    assert not _param_variable(exe, "w").external

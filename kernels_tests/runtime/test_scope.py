@@ -109,3 +109,29 @@ def test_build_scope_checks_parameters_and_refuses_dynamic_shapes():
     dynamic = parse_program(PROGRAM.replace("shape:[4,6]", "shape:[-1,6]").replace("4x6", "-1x6"))
     with pytest.raises(ShapeError, match="'var_0' has the dynamic type"):
         BuildScope("cuda-emu", dynamic)
+
+
+class _DeviceArray:
+    """A stand-in for a CuPy array or torch tensor: shape and dtype, but no implicit host
+    copy (CuPy's __array__ raises TypeError; an H200 run found adopt calling it)."""
+
+    def __init__(self, shape: tuple, dtype: object) -> None:
+        self.shape, self.dtype = shape, dtype
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed")
+
+
+class _TorchDtype:
+    def __str__(self) -> str:
+        return "torch.float16"
+
+
+def test_adopt_checks_a_device_array_without_copying_it_to_the_host():
+    variable = Scope("cuda-emu").var("var_0", T(DataType.FLOAT32, 2, 3))
+    with pytest.raises(FeedError, match=r"expected float32 \[2, 3\], got float16 \[2, 3\]"):
+        variable.adopt(_DeviceArray((2, 3), np.dtype(np.float16)))
+    with pytest.raises(FeedError, match=r"expected float32 \[2, 3\], got float16 \[2, 3\]"):
+        variable.adopt(_DeviceArray((2, 3), _TorchDtype()))
+    with pytest.raises(FeedError, match=r"got float32 \[3\]"):
+        variable.adopt(_DeviceArray((3,), np.float32))

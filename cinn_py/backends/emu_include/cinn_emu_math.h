@@ -92,10 +92,16 @@ inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { r
 
 /* ---- float -> integer with a rounding mode, saturating as PTX cvt.rni/rzi/rmi/rpi ------ */
 namespace cinn_emu {
-/* Out-of-range values clamp to the integer's range and NaN becomes 0 (C's cast is UB). */
+/* Out-of-range values clamp to the integer's range (C's cast is UB). NaN as the PTX ISA
+ * (9.0) says and an H200 showed: 0 when the source is not f64 and the result is not 64-bit,
+ * else 1 << (bits - 1) (INT64_MIN for cvt.rzi.s64.f32); cinn_float_to_int handles NaN
+ * itself, so generated code never depends on this. */
 template <class I, class F>
 inline I saturating_cast(F r) {
-    if (r != r) return 0;
+    if (r != r) {
+        if (sizeof(I) < 8 && !std::is_same_v<F, double>) return 0;
+        return static_cast<I>(std::numeric_limits<std::make_unsigned_t<I>>::max() / 2 + 1);
+    }
     /* The limits are powers of two (or 0), exact in float and double. */
     const F lo = static_cast<F>(std::numeric_limits<I>::min());
     const F hi =

@@ -102,10 +102,13 @@ __device__ __forceinline__ T cinn_int_pow(T base, T exponent) {
 
 /* Float -> integer conversion, cinn_float_to_int<T>(x) for x float or double: truncate
  * toward zero, saturate to T's range, NaN -> 0, for every input (static_cast is
- * undefined out of range).  That is PTX's cvt.rzi.{s32,s64}.{f32,f64}, which CUDA's
+ * undefined out of range).  PTX's cvt.rzi.{s32,s64}.{f32,f64} (what CUDA's
  * __float2int_rz / __float2ll_rz / __double2int_rz / __double2ll_rz compile to, one
- * instruction each (the emulator defines them by the same rule); the narrow types clamp
- * the int result once more.  16-bit floats arrive as float (exact). */
+ * instruction each) truncates and saturates, but takes NaN to 0 only from f32 to s32:
+ * a 64-bit result or an f64 source gives the type's minimum (PTX ISA 9.0; an H200 gave
+ * INT64_MIN for a float32 NaN cast to int64), so those test for NaN first.  The emulator
+ * defines the intrinsics as the hardware does.  The narrow types clamp the int result
+ * once more.  16-bit floats arrive as float (exact). */
 __device__ __forceinline__ int cinn_clamp_int(int v, int lo, int hi) {
     return v < lo ? lo : (v > hi ? hi : v);
 }
@@ -114,12 +117,16 @@ struct cinn_float_to_int_impl;
 template <>
 struct cinn_float_to_int_impl<int> {
     __device__ __forceinline__ static int from(float x) { return __float2int_rz(x); }
-    __device__ __forceinline__ static int from(double x) { return __double2int_rz(x); }
+    __device__ __forceinline__ static int from(double x) { return x != x ? 0 : __double2int_rz(x); }
 };
 template <>
 struct cinn_float_to_int_impl<long long> {
-    __device__ __forceinline__ static long long from(float x) { return __float2ll_rz(x); }
-    __device__ __forceinline__ static long long from(double x) { return __double2ll_rz(x); }
+    __device__ __forceinline__ static long long from(float x) {
+        return x != x ? 0 : __float2ll_rz(x);
+    }
+    __device__ __forceinline__ static long long from(double x) {
+        return x != x ? 0 : __double2ll_rz(x);
+    }
 };
 #define CINN_PY_NARROW_FROM_FLOAT(T, LO, HI)                                              \
     template <>                                                                           \
@@ -128,7 +135,7 @@ struct cinn_float_to_int_impl<long long> {
             return static_cast<T>(cinn_clamp_int(__float2int_rz(x), LO, HI));             \
         }                                                                                 \
         __device__ __forceinline__ static T from(double x) {                              \
-            return static_cast<T>(cinn_clamp_int(__double2int_rz(x), LO, HI));            \
+            return static_cast<T>(cinn_clamp_int(cinn_float_to_int_impl<int>::from(x), LO, HI)); \
         }                                                                                 \
     };
 CINN_PY_NARROW_FROM_FLOAT(signed char, -128, 127)
