@@ -7,6 +7,7 @@
     cinn-py groups    PROGRAM [--dot FILE] [--explain] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
     cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--shape NAME=2x3 ...] [--target T]
+    cinn-py perf      PROGRAM [--json] [--arch sm_90] [--shape NAME=2x3 ...]
     cinn-py cache     info|clear [--kind KIND]
     cinn-py --version
 
@@ -25,8 +26,13 @@ self-contained `<group>.cu` per fused group instead, header included.
 `cinn_op.group` op; `--dot FILE` also writes it as Graphviz, one cluster per group;
 `--explain` adds, after it, why each pair of groups linked by a value was not merged.
 
-`groups`, `ir` and `dump-cuda` compile for static shapes: a feed's -1 dims take the sizes given by
-`--shape x=2x3`, else 4 (the size `run` gives them in random feeds), with a note.
+`perf` compiles every kernel for the GPU with NVRTC (no GPU needed), reads registers,
+spills and shared memory from ptxas and the instructions from cuobjdump's SASS, and
+prints one row per kernel with the bytes it moves and the model's estimate of its share
+of copy bandwidth (docs/PERF.md); `--json` prints every figure instead.
+
+`groups`, `ir`, `dump-cuda` and `perf` compile for static shapes: a feed's -1 dims take
+the sizes given by `--shape x=2x3`, else 4 (the size `run` gives them in random feeds), with a note.
 A value keeps its number through the compiler: `%7` is the buffer `var_7` in the IR and
 the CUDA C; an output a pass rewrote (a decomposed softmax) says which number it took.
 Errors from bad input print as one readable message and exit with status 2; a
@@ -71,6 +77,7 @@ from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
 from cinn_py.ir.printer import print_ir
+from cinn_py.perf import report as perf_report
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
 from cinn_py.pir.printer import ValueNames, print_program, value_names
 from cinn_py.pir.program import Program
@@ -211,6 +218,24 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     _add_compile_options(dump)
     dump.set_defaults(handler=_cmd_dump_cuda)
+
+    perf = commands.add_parser(
+        "perf",
+        help="static report per kernel: regs, spills, SASS, bytes, est. %% of copy bandwidth",
+    )
+    perf.add_argument("program", help="program text, model.json, its folder or prefix")
+    perf.add_argument("--json", action="store_true", help="print every figure as JSON")
+    perf.add_argument(
+        "--arch", default=perf_report.DEFAULT_ARCH, help="the GPU arch NVRTC builds for"
+    )
+    perf.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
+    )
+    perf.set_defaults(handler=_cmd_perf)
 
     kept = commands.add_parser("cache", help="show or clear the compiled-program and kernel caches")
     kept.add_argument("action", choices=("info", "clear"))
@@ -542,6 +567,21 @@ def _note_library_only(stages: Stages) -> None:
             f"cinn-py: note: {', '.join(library)} run by reference kernels (no generated code)",
             file=sys.stderr,
         )
+
+
+# ---- perf --------------------------------------------------------------------------------
+
+
+def _cmd_perf(args: argparse.Namespace) -> int:
+    program = api.load(args.program)
+    report = perf_report.perf_report(
+        program,
+        arch=args.arch,
+        feed_shapes=_feed_shapes(program, args.shape),
+        label=args.program,
+    )
+    sys.stdout.write(perf_report.dumps(report) if args.json else perf_report.report_text(report))
+    return 0
 
 
 # ---- cache -------------------------------------------------------------------------------

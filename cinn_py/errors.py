@@ -138,6 +138,19 @@ class MissingLibraryError(CinnError):
         )
 
 
+class MissingToolError(CinnError):
+    """A command-line tool a report needs (cuobjdump, nvdisasm) is not installed: names the
+    tool and the package that installs it."""
+
+    def __init__(self, tool: str, package: str, needed_for: str, extra: str = "test") -> None:
+        self.tool = tool
+        self.package = package
+        super().__init__(
+            f"{needed_for} needs {tool}, which is not installed: "
+            f"pip install 'cinn_py[{extra}]' (or pip install {package})"
+        )
+
+
 class LoadError(CinnError):
     """A saved model (model.json / model.pdiparams) that cannot be read, or a program file
     that holds no text (binary data, UTF-16): file and why."""

@@ -197,6 +197,25 @@ def compile_ptx(
     return _compile(source, arch, options, name, "ptx").rstrip(b"\0").decode()
 
 
+PTXAS_VERBOSE = "--ptxas-options=-v"
+"""Asks ptxas for its resource report (registers, spills, stack, shared memory) in the log."""
+
+
+def compile_verbose(
+    source: str,
+    arch: str | int = DEFAULT_ARCH,
+    options: Sequence[str] = (),
+    name: str = "kernel.cu",
+) -> tuple[bytes, str]:
+    """The CUBIN `compile` builds for `arch` and NVRTC's log with ptxas's resource report
+    in it (`PTXAS_VERBOSE` does not change the code). Never cached, since the cache keeps
+    no logs: for reports that read the machine code (`cinn_py.perf`), not for loading."""
+    target = target_arch(arch, "cubin")
+    return _run_nvrtc(
+        source, target, build_options(target, [*options, PTXAS_VERBOSE]), name, "cubin"
+    )
+
+
 def _compile(source: str, arch: str | int, options: Sequence[str], name: str, output: str) -> bytes:
     start = time.perf_counter()
     target = target_arch(arch, output)

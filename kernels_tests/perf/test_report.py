@@ -1,0 +1,118 @@
+"""The report on real kernels: NVRTC builds them for sm_90 (no GPU), cuobjdump reads
+them back. Skipped, with the reason, where cuobjdump or nvdisasm is not installed (the
+`test` extra installs both). Structural facts only, never timings."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from cinn_py import api
+from cinn_py.cli import main
+from cinn_py.perf import binaries, perf_report, report_text
+from cinn_py.perf.report import COLUMNS
+from kernels_tests.tool_modules import load_tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOFTMAX = os.path.join(ROOT, "examples", "softmax.pir")
+
+available, why = binaries.tools_available()
+needs_tools = pytest.mark.skipif(not available, reason=why)
+
+
+@pytest.fixture(scope="module")
+def softmax_report():
+    return perf_report(api.load(SOFTMAX), label="softmax")
+
+
+@needs_tools
+def test_softmax_is_one_kernel_without_spills(softmax_report):
+    (kernel,) = softmax_report.kernels
+    resources = kernel.resources
+    assert kernel.name == "fn_group_0" and kernel.groups == ["group_0"]
+    assert resources.spills == 0 and resources.stack == 0 and kernel.sass.local_bytes == 0
+    assert 8 <= resources.registers <= 64
+    assert softmax_report.arch == "sm_90" and softmax_report.nvrtc
+
+
+@needs_tools
+def test_softmax_moves_its_minimum_with_16_byte_accesses(softmax_report):
+    (kernel,) = softmax_report.kernels
+    assert softmax_report.minimum_bytes == 2 * 64 * 128 * 4  # x read, the result written
+    assert softmax_report.kernel_bytes == softmax_report.minimum_bytes
+    assert set(kernel.sass.loads) == {16} and set(kernel.sass.stores) == {16}
+    assert kernel.requested_bytes == kernel.footprint_bytes  # each byte once
+    assert kernel.sass.instructions > 0 and kernel.sass.loops == []
+
+
+@needs_tools
+def test_softmax_occupancy_and_estimate_are_consistent(softmax_report):
+    (kernel,) = softmax_report.kernels
+    threads = kernel.block[0] * kernel.block[1] * kernel.block[2]
+    assert kernel.occupancy.blocks_per_sm * threads <= 2048
+    assert kernel.waves == pytest.approx(kernel.grid[0] / (kernel.occupancy.blocks_per_sm * 132))
+    assert 0 < kernel.estimate.copy_fraction <= 1
+    assert kernel.estimate.limiter in ("memory", "issue", "occupancy", "waves")
+
+
+@needs_tools
+def test_the_table_has_one_row_per_kernel_and_a_summary(softmax_report):
+    lines = report_text(softmax_report).splitlines()
+    assert lines[0].split()[:2] == ["kernel", "grid"]
+    assert lines[1].startswith("fn_group_0 ")
+    assert lines[2].startswith("1 kernel(s); kernels move 0.06554 MB") and "(1.00x)" in lines[2]
+
+
+@needs_tools
+def test_cli_perf_prints_the_table_and_json(capsys):
+    assert main(["perf", SOFTMAX]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("fn_group_0 ")
+    assert main(["perf", SOFTMAX, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (kernel,) = data["kernels"]
+    assert data["over_minimum"] == 1.0 and kernel["spill_stores"] == 0
+    assert kernel["loads"] == {"16": 1} and kernel["stores"] == {"16": 1}
+
+
+def test_cli_perf_on_a_malformed_program_is_one_message(capsys, tmp_path):
+    path = tmp_path / "bad.pir"
+    path.write_text('{\n    (%0) = "pd_op.data" () {name:"x"} : () -> tensor<2xq9>\n}\n')
+    code = main(["perf", str(path)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.startswith(f"cinn-py: error: {path}:2:")
+    assert "Traceback" not in captured.err
+
+
+def test_cli_perf_without_cuobjdump_is_one_line(capsys, monkeypatch):
+    def no_files(package):
+        raise binaries.importlib.metadata.PackageNotFoundError(package)
+
+    monkeypatch.delenv("CINN_PY_CUOBJDUMP", raising=False)
+    monkeypatch.setattr(binaries.importlib.metadata, "files", no_files)
+    monkeypatch.setenv("PATH", "")
+    binaries.find_tool.cache_clear()
+    try:
+        code = main(["perf", SOFTMAX])
+    finally:
+        binaries.find_tool.cache_clear()
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith("cinn-py: error: the static performance report (cinn-py perf) needs ")
+    assert "pip install nvidia-cuda-" in err
+
+
+@needs_tools
+def test_perf_report_tool_prints_a_row_per_kernel_of_a_case(capsys):
+    tool = load_tool("perf_report")
+    assert tool.main(["--cases", "transpose_f32"]) == 0
+    out = capsys.readouterr().out
+    header, rule, row = out.strip().splitlines()[-3:]
+    assert header == "| " + " | ".join(("case", "x min", *COLUMNS)) + " |"
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:3] == ["transpose_f32_8192x8192", "1.00", "fn_group_0"]
+    assert cells[COLUMNS.index("spills") + 2] == "0"
