@@ -18,7 +18,8 @@ than about a second shows a progress bar over its stages on stderr when stderr i
 terminal (`cli_progress`); `--no-cache` compiles without the compiled-program cache.
 
 `dump-cuda` prints the kernels of the one translation unit the compiler builds, each
-under its group's heading and launch line, and refers to the runtime header pasted
+under its group's heading, the tactic that scheduled it (`// tactic: row`) and its
+launch line (as `ir --stage scheduled` does), and refers to the runtime header pasted
 above them (`--header` prints it after the kernels); with `-o DIR` it writes a
 self-contained `<group>.cu` per fused group instead, header included.
 
@@ -423,10 +424,11 @@ def _cmd_ir(args: argparse.Namespace) -> int:
     renamed = _renumbered(program, stages)
     for kernel in stages.fused:
         if args.stage == "lowered":
-            func, launch = kernel.lowered, ""
+            func, launch, tactic = kernel.lowered, "", ""
         else:
             func, launch = kernel.scheduled.func, _launch_of(kernel.scheduled.func)
-        text = group_heading(kernel.group, stages.names, renamed, launch)
+            tactic = kernel.scheduled.tactic
+        text = group_heading(kernel.group, stages.names, renamed, launch, tactic)
         if kernel.shares is not None:
             text += f"// launches fn_{kernel.shares.group.name} (equal to it up to names)\n"
         text += print_ir(func) + "\n"
@@ -461,7 +463,11 @@ def _cmd_dump_cuda(args: argparse.Namespace) -> int:
             own = group_source(kernel, compiler.target)
             (info,) = own.kernels
             heading = group_heading(
-                kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)
+                kernel.group,
+                stages.names,
+                renamed,
+                launch_line(info, kernel.scheduled.func),
+                kernel.scheduled.tactic,
             )
             text = annotate_kernels(own.source, {info.name: heading})
             with open(path, "w", encoding="utf-8") as f:
@@ -478,7 +484,11 @@ def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) ->
     source = stages.source
     headings = {
         info.name: group_heading(
-            kernel.group, stages.names, renamed, launch_line(info, kernel.scheduled.func)
+            kernel.group,
+            stages.names,
+            renamed,
+            launch_line(info, kernel.scheduled.func),
+            kernel.scheduled.tactic,
         )
         + "".join(
             f"// {other.group.name} launches {info.name}\n"

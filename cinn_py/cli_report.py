@@ -214,10 +214,12 @@ def group_heading(
     names: NameTable,
     renamed: Mapping[int, str] | None = None,
     launch: str = "",
+    tactic: str = "",
 ) -> str:
     """The comment lines above a group's IR or kernel: its ops, its inputs and outputs
     as printed (`%7`) with their buffers (`var_7`) and, for a value the passes renumbered,
-    the number the input program gave it; then its launch line, when given."""
+    the number the input program gave it; then the tactic that scheduled it
+    (`// tactic: row`) and its launch line, when given."""
     renamed = renamed or {}
 
     def value(v: Any) -> str:
@@ -229,6 +231,8 @@ def group_heading(
     inputs = ", ".join(value(v) for v in group.inputs) or "-"
     outputs = ", ".join(value(v) for v in group.outputs) or "-"
     text = f"// {group.name} ({group.kind.value}): {ops}\n// inputs {inputs}; outputs {outputs}\n"
+    if tactic:
+        text += f"// tactic: {tactic}\n"
     return text + (f"// {launch}\n" if launch else "")
 
 

@@ -9,7 +9,8 @@ dynamic-shape program for several feed shapes, do not overwrite each other. In i
     groups.txt                the groups: kind, ops, inputs, outputs
     group_N.lowered.ir        op lowering's LoweredFunc
     group_N.scheduled.ir      after auto-schedule and bound guards
-    group_N.trace.txt         the schedule primitives, one per line
+    group_N.trace.txt         the tactic that scheduled the group (`tactic: row`),
+                              then the schedule primitives, one per line
     kernels.cu                the CUDA C compiled: every group's kernel in one unit
     kernels.log               g++'s or NVRTC's log, when it rejected kernels.cu
     group_N.cu                the group's kernel alone, self-contained (NVRTC and

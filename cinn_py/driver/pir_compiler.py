@@ -13,12 +13,13 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
                 composites, fold constants, CSE, dead code), then `specialize_shapes`
                 (-1 dims from `feed_shapes`, every type re-inferred, which also repairs
                 Paddle's wrong matmul types)
-    grouping    `hlir.grouping.explain_grouping`: the merging (an analysis), the pass
-                copying cheap shared producers into their readers' groups
-                (`hlir.recompute_cheap`), why the groups stayed apart; unless
-                `build(groups)` is given groups
+    grouping    `hlir.grouping.explain_grouping`: the merging (an analysis, asking the
+                tactics of the target's `TargetInfo`), the pass copying cheap shared
+                producers into their readers' groups (`hlir.recompute_cheap`), why the
+                groups stayed apart; unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
-    scheduling  `group_schedule.auto_schedule` (bound guards included); groups whose
+    scheduling  `group_schedule.auto_schedule`: the first tactic that takes the group
+                (`ScheduleResult.tactic`), bound guards included; groups whose
                 scheduled functions are equal up to names share one kernel, the first
                 one's (`driver.kernel_dedup`; `FusedKernel.shares`)
     codegen     the target's renderer (`Target.render`, CUDA C on both compiled targets):
@@ -186,7 +187,7 @@ class PIRCompiler:
                     f"{len(manager.passes) + 1:02d}_specialize_shapes.pir", str(program)
                 )
             with self._timed("grouping"):
-                grouping = explain_grouping(program)
+                grouping = explain_grouping(program, target=self.target_info())
                 groups, explanations = grouping.groups, grouping.explanations
         else:
             program = self.program
@@ -215,7 +216,10 @@ class PIRCompiler:
                 self._dump.write(
                     f"{kernel.group.name}.scheduled.ir", print_ir(kernel.scheduled.func)
                 )
-                self._dump.write(f"{kernel.group.name}.trace.txt", str(kernel.scheduled.trace))
+                self._dump.write(
+                    f"{kernel.group.name}.trace.txt",
+                    f"tactic: {kernel.scheduled.tactic}\n{kernel.scheduled.trace}",
+                )
             first = share_kernels([k.scheduled.func for k in result.fused])
             for kernel, index in zip(result.fused, first, strict=True):
                 kernel.shares = None if result.fused[index] is kernel else result.fused[index]

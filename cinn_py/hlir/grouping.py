@@ -75,6 +75,8 @@ from cinn_py.hlir.op_pattern import (
     static_shape,
 )
 from cinn_py.hlir.recompute_cheap import recompute_shared_cheap_ops
+from cinn_py.ir.group_schedule.tactics import row_schedule_fits
+from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.program import Program
 from cinn_py.pir.traits import Trait
@@ -85,13 +87,6 @@ Fusible = Callable[[Operation], bool]
 
 _ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
 """Kinds that may compute a reduction-dependent value (plus reshapes, row to row)."""
-
-FEW_ROWS = 64
-"""A reduction with fewer rows than this (half the SMs of an A100 or H100) leaves most
-of the GPU idle under the row schedule's one thread block per row."""
-LONG_ROW_BYTES = 128 * 1024
-"""A row longer than this does not fit the row schedule's register cache (128 bytes a
-thread, 1024 threads): each pass over it reads it from memory again anyway."""
 
 
 @dataclass(frozen=True)
@@ -149,27 +144,34 @@ def is_reduction(op: Operation) -> bool:
     return op_pattern.is_reduction(op)
 
 
-def group_program(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
+def group_program(
+    program: Program, is_fusible: Fusible | None = None, target: TargetInfo | None = None
+) -> list[Group]:
     """The program's groups in an order where every group follows the groups it reads
-    from. `is_fusible` defaults to `op_lowering.can_lower`."""
-    return explain_grouping(program, is_fusible).groups
+    from. `is_fusible` defaults to `op_lowering.can_lower`; `target` (what the groups
+    are scheduled for, whose tactics the merging asks) to `TargetInfo.cuda()`."""
+    return explain_grouping(program, is_fusible, target).groups
 
 
-def explain_grouping(program: Program, is_fusible: Fusible | None = None) -> Grouping:
+def explain_grouping(
+    program: Program, is_fusible: Fusible | None = None, target: TargetInfo | None = None
+) -> Grouping:
     """`group_program`'s groups, with a `FusionExplanation` for each pair of groups that
     a value links (one computes it and the other reads it, or both read it): the rule
     that refused their merge, in group order. The steps: the merging (an analysis, the
     program unchanged), the recompute pass (`recompute_cheap`: copies of cheap shared
     producers into their readers' groups), the explanations of the final groups."""
-    grouper = _Grouper(program, _default_fusible(is_fusible))
+    grouper = _Grouper(program, _default_fusible(is_fusible), target)
     groups = recompute_shared_cheap_ops(program, grouper.run())
     return Grouping(groups, grouper.explain(groups), grouper.tries)
 
 
-def merge_groups(program: Program, is_fusible: Fusible | None = None) -> list[Group]:
+def merge_groups(
+    program: Program, is_fusible: Fusible | None = None, target: TargetInfo | None = None
+) -> list[Group]:
     """The groups the merging makes, in dependency order, before the recompute pass:
     an analysis that leaves `program` as it is (`group_program` runs the pass after)."""
-    return _Grouper(program, _default_fusible(is_fusible)).run()
+    return _Grouper(program, _default_fusible(is_fusible), target).run()
 
 
 def _default_fusible(is_fusible: Fusible | None) -> Fusible:
@@ -197,9 +199,10 @@ def make_group(
     return group
 
 
-def check_row_invariant(ops: Iterable[Operation]) -> str | None:
+def check_row_invariant(ops: Iterable[Operation], target: TargetInfo | None = None) -> str | None:
     """Why the ops cannot form one group under the row invariant (see the module
-    docstring), or None when they can. Cycles are not checked here."""
+    docstring), or None when they can, for `target` (default `TargetInfo.cuda()`).
+    Cycles are not checked here."""
     ops = list(ops)
     reductions = [op for op in ops if is_reduction(op)]
     if not reductions:
@@ -213,7 +216,7 @@ def check_row_invariant(ops: Iterable[Operation]) -> str | None:
             return "reductions with different patterns"
         if any(op_pattern.is_arg_reduction(op) for op in reductions):
             return "argmax / argmin with another reduction"
-    split = splits_long_rows(reductions[0], ops)
+    split = splits_long_rows(reductions[0], ops, target)
     dependent: set[int] = set()  # ids of values that depend on a reduction result
     for op in ops:  # program order: producers first
         row_operands = [v for v in op.operand_values() if v is not None and id(v) in dependent]
@@ -230,14 +233,18 @@ def check_row_invariant(ops: Iterable[Operation]) -> str | None:
     return None
 
 
-def splits_long_rows(reduction: Operation, ops: Iterable[Operation] = ()) -> bool:
-    """Whether the rows of `reduction` are few (under FEW_ROWS) and long (over
-    LONG_ROW_BYTES of the narrowest full-shaped value among `ops` and its input: a
-    float16 x cast to float32 is cached as float16): then nothing full-shaped that reads a reduction shares
-    its group (`_long_row_refusal`), so that each reduction takes the grid schedule
-    (many thread blocks per row) and the full-shaped consumers a flat kernel of their
-    own. One block per row would use a few SMs, and would read the row once per pass
-    anyway; split, the passes read it as often, with the whole GPU."""
+def splits_long_rows(
+    reduction: Operation, ops: Iterable[Operation] = (), target: TargetInfo | None = None
+) -> bool:
+    """Whether the row tactic does not suit the rows of `reduction` on `target` (default
+    `TargetInfo.cuda()`; `tactics.row_schedule_fits`: rows few and long, measured in the
+    narrowest full-shaped value among `ops` and its input: a float16 x cast to float32
+    is cached as float16): then nothing full-shaped that reads a reduction shares its
+    group (`_long_row_refusal`), so that each reduction takes the grid tactic (many
+    thread blocks per row) and the full-shaped consumers a flat kernel of their own.
+    One block per row would use a few SMs, and would read the row once per pass anyway;
+    split, the passes read it as often, with the whole GPU. argmax / argmin and column
+    patterns never split: the grid tactic takes neither."""
     pattern = reduce_pattern(reduction)
     source = reduction.operand_values()[0] if reduction.num_operands else None
     if pattern is None or source is None or not isinstance(source.type, DenseTensorType):
@@ -254,7 +261,7 @@ def splits_long_rows(reduction: Operation, ops: Iterable[Operation] = ()) -> boo
         and pattern.is_full(static_shape(v))
     ]
     itemsize = min(v.type.data_type.itemsize for v in full)
-    return pattern.rows < FEW_ROWS and pattern.cols * itemsize > LONG_ROW_BYTES
+    return not row_schedule_fits(pattern, itemsize, target or TargetInfo.cuda())
 
 
 def _long_row_refusal(op: Operation, pattern: ReducePattern) -> str | None:
@@ -313,8 +320,12 @@ class _Grouper:
     shared value that no path through a library op ties to the first reader's group.
     """
 
-    def __init__(self, program: Program, is_fusible: Fusible) -> None:
+    def __init__(
+        self, program: Program, is_fusible: Fusible, target: TargetInfo | None = None
+    ) -> None:
         self.program = program
+        self.target = target or TargetInfo.cuda()
+        """What the groups are scheduled for: the row invariant asks its tactics."""
         self.ops = [op for op in program.block if not has_trait(op, Trait.GLUE)]
         self.index = {id(op): i for i, op in enumerate(self.ops)}
         self.not_fusible: dict[int, str] = {}
@@ -518,7 +529,7 @@ class _Grouper:
             if why is not None:
                 return why, None
         if a in self.reductions or b in self.reductions:
-            why = check_row_invariant(self._merged(a, b))
+            why = check_row_invariant(self._merged(a, b), self.target)
             if why is not None:
                 return f"row invariant: {why}", None
         through = self._cycle_through(a, b)

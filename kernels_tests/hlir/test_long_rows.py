@@ -1,5 +1,6 @@
 """Long rows. Few long rows: a softmax, log_softmax, layer_norm or rms_norm whose rows are fewer
-than `FEW_ROWS` and longer than `LONG_ROW_BYTES` is split so that each reduction takes
+than `TargetInfo.few_rows` and longer than `TargetInfo.long_row_bytes` (the row
+tactic does not fit them: `tactics.row_schedule_fits`) is split so that each reduction takes
 the grid schedule (many thread blocks per row) and the full-shaped values that read a
 reduction get a flat kernel of their own, recomputing what they need from x (never
 reading an intermediate of x's size from another kernel). Which programs split, how
@@ -19,7 +20,7 @@ from test_one_kernel import layer_norm, rms_norm, softmax
 
 import cinn_py
 from cinn_py.backends import nvrtc
-from cinn_py.hlir.grouping import FEW_ROWS, LONG_ROW_BYTES, group_program
+from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
@@ -37,7 +38,8 @@ def _groups(text: str) -> list[list[str]]:
 
 
 def test_the_thresholds():
-    assert (FEW_ROWS, LONG_ROW_BYTES) == (64, 128 * 1024)
+    for target in (TargetInfo.cuda(), TargetInfo.cuda_emu()):  # the emulator groups alike
+        assert (target.few_rows, target.long_row_bytes) == (64, 128 * 1024)
 
 
 def test_softmax_of_few_long_rows_is_three_kernels():

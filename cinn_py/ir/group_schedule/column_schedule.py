@@ -53,7 +53,7 @@ thread mapping follows the reductions':
 x is read from memory once per pass (the sum, the variance, the normalize): a column is
 too long for registers (S = N / TY elements a thread), unlike the row schedule's rows.
 
-Which groups take it (`wants_column_schedule`, asked before the row schedule): with
+Which groups take it (`tactics.ColumnTactic.accepts`, tried before the row tactic): with
 the pattern's unit dims dropped, the innermost dim is kept and at least 32 long (32
 lanes then read contiguous addresses, whatever the reduced dims before it); the
 reduced extent gives TY >= 2; every block is a single store of a row-shaped reduction
@@ -124,40 +124,23 @@ def columns_pattern(pattern: RowPattern) -> bool:
     return any(d in pattern.axes for d in dims)
 
 
-def wants_column_schedule(func: LoweredFunc, pattern: RowPattern, target: TargetInfo) -> bool:
-    """Whether `func` (lowered from a group with `pattern`) takes the column schedule: see
-    the module docstring."""
-    if not columns_pattern(pattern):
-        return False
-    blocks = -(-pattern.rows // LANES)
-    if blocks > target.max_grid_dims[0] or column_threads(pattern, target) < 2:
-        return False
-    sch = IRSchedule(func, trace=False)
-    kinds = [_column_kind(sch, block, pattern) for block in sch.get_all_blocks()]
-    if _Kind.REDUCE not in kinds or None in kinds:
-        return False
-    # Without a temp nothing reads a reduction back: only reductions (horizontal
-    # siblings) make a column group; anything else is a separate kernel's business.
-    return bool(func.temp_buffers) or set(kinds) == {_Kind.REDUCE}
-
-
 def schedule_columns(
     func: LoweredFunc, target: TargetInfo, pattern: RowPattern
 ) -> tuple[IRSchedule, ColumnLaunch]:
-    """Applies the column schedule's primitives (for a function `wants_column_schedule`
-    accepts); the caller finishes (clamps, guards) and traces."""
+    """Applies the column schedule's primitives (for a function `ColumnTactic.accepts`
+    takes); the caller finishes (clamps, guards) and traces."""
     sch = IRSchedule(func)
     blocks = -(-pattern.rows // LANES)
     threads_y = column_threads(pattern, target)
     temps = {b.name for b in func.temp_buffers}
     local: list[BlockRef] = []
     for block in sch.get_all_blocks():
-        kind = _column_kind(sch, block, pattern)
-        if kind is _Kind.FULL:
+        kind = column_kind(sch, block, pattern)
+        if kind is ColumnKind.FULL:
             _schedule_full(sch, block, pattern, blocks, threads_y)
             continue
         _bind_outputs(sch, sch.get_loops(block), blocks)
-        if kind is _Kind.REDUCE:
+        if kind is ColumnKind.REDUCE:
             sch.factorize_reduction(block, threads_y, Y_AXIS)
         store = single_store(sch.get(block).schedule_block)
         if store is not None and storage_name(store.tensor) in temps:
@@ -168,13 +151,13 @@ def schedule_columns(
     return sch, ColumnLaunch(threads=LANES, blocks=blocks, steps=1, threads_y=threads_y)
 
 
-class _Kind(enum.Enum):
+class ColumnKind(enum.Enum):
     REDUCE = "a row-shaped reduction"
     ROW = "a row-shaped value computed from reductions"
     FULL = "a value of the pattern's full shape"
 
 
-def _column_kind(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> _Kind | None:
+def column_kind(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> ColumnKind | None:
     """What the column schedule makes of `block`: a single store of a row-shaped value
     that reduces (Reduce or ArgReduce) or not, or of a full-shaped value that does not;
     None for anything else (the group then takes another schedule)."""
@@ -187,9 +170,9 @@ def _column_kind(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> _Kind
         return None
     reduces = bool(find_reduces(schedule_block.body))
     if pattern.is_row(extents):
-        return _Kind.REDUCE if reduces else _Kind.ROW
+        return ColumnKind.REDUCE if reduces else ColumnKind.ROW
     if extents == pattern.shape and not reduces:
-        return _Kind.FULL
+        return ColumnKind.FULL
     return None
 
 

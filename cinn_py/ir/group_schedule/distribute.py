@@ -2,7 +2,7 @@
 fused loop out to [grid-stride steps,] blocks, threads[, vector lanes], and put a
 full-shaped block's kept dims before its reduced ones.
 
-The flat schedule (`auto_schedule.py`) does both to every block; the row schedule
+The flat schedule (`flat_schedule.py`) does both to every block; the row schedule
 (`reduce_schedule.py`) to the blocks no reduction feeds.
 """
 

@@ -35,7 +35,7 @@ partials across threadIdx.x, the register caches and their fills) or `grid_reduc
 and `factorize_reduction` on the partials (scalar), `bind` (blockIdx.x, blockIdx.y),
 `factorize_reduction` on every combine, `set_buffer local` on the temps.
 
-Which groups (`wants_grid_schedule`, asked before the row schedule): the reduced dims
+Which groups (`tactics.GridTactic.accepts`, the first tactic tried): the reduced dims
 are innermost (a row of contiguous elements; a reduce-all always is), every block is a
 single store of a row-shaped value (keepdim or dropped), its value either holding
 `Reduce`s (not ArgReduce) whose bodies read no other block's result, or holding none
@@ -131,14 +131,6 @@ def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLa
     return GridLaunch(threads=threads, blocks=rows, steps=CACHED_STEPS, chunks=chunks, lanes=lanes)
 
 
-def wants_grid_schedule(func: LoweredFunc, pattern: RowPattern, target: TargetInfo) -> bool:
-    """Whether `func` (lowered from a group with `pattern`) takes the grid schedule (see
-    the module docstring for the rule)."""
-    if not pattern.innermost or grid_plan(pattern, target) is None:
-        return False
-    return grid_problem(func, pattern) is None
-
-
 def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
     """Why the blocks of `func` cannot take the grid schedule, or None when they can."""
     temps = {b.name for b in func.temp_buffers}
@@ -181,8 +173,8 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
 def schedule_grid(
     func: LoweredFunc, target: TargetInfo, pattern: RowPattern
 ) -> tuple[IRSchedule, GridLaunch]:
-    """Applies the grid schedule's primitives (for a function `wants_grid_schedule`
-    accepts); the caller finishes (guards) and traces."""
+    """Applies the grid schedule's primitives (for a function `GridTactic.accepts`
+    takes); the caller finishes (guards) and traces."""
     launch = grid_plan(pattern, target, lanes_for(func, pattern))
     why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern)
     if why is not None:

@@ -45,12 +45,16 @@ V = 1 is the plain strided walk `s * T + t`.
 A softmax is then: load x's row into registers -> max (block reduce) -> sum of
 exp(x - max) (block reduce) -> out = exp(x - max) / sum: x leaves HBM once, the output
 is written once. The register budget: at most 16 steps and 128 bytes of cached rows
-per thread, inputs read by several passes first (float32 rows up to 32768 cols at
-V = 4, T = 1024); a longer row is not cached and each pass reads it again.
+per thread (`TargetInfo.row_cache_bytes`), inputs read by several passes first
+(float32 rows up to 32768 cols at V = 4, T = 1024); a longer row is not cached and each
+pass reads it again.
 
-When nothing in the group reads a reduction back and the reduced dims are not the
-innermost ones (a column reduction), the column schedule (`column_schedule.py`) or the
-serial one of `auto_schedule` takes the group. argmax / argmin (`ArgReduce`) blocks are
+Which groups take it (`tactics.RowTactic.accepts`, after the grid and column tactics):
+a group that reads a reduction back (it must: a register is per thread), or one whose
+reduced dims are innermost and at least MIN_ROW_COLS long. When nothing in the group
+reads a reduction back and the reduced dims are not the innermost ones (a column
+reduction), the column schedule (`column_schedule.py`) or the flat one
+(`flat_schedule.py`, one thread per output) takes the group. argmax / argmin (`ArgReduce`) blocks are
 reduction blocks like the others: each thread searches its strided share for its first
 best (value, position), and `cinn_block_arg_reduce` combines the pairs across the row's
 threads (`arg_reduction.py`), so a lone argmax over long innermost rows takes this
@@ -85,9 +89,6 @@ folds serially before the block reduce: enough to amortize the reduce, few enoug
 keep every row in one block."""
 MAX_CACHED_STEPS = 16
 """At most this many steps (accesses) per thread of a cached row: its unrolled walks."""
-MAX_CACHED_BYTES = 128
-"""At most this many bytes of cached rows per thread, all inputs together (32 float32
-registers); a row that does not fit is read again by each pass (from L1/L2)."""
 MAX_SINGLE_PASS_BYTES = 64
 """An input only one reduction reads is cached (for its up-front vector loads) when its
 share is at most this many bytes a thread."""
@@ -139,17 +140,6 @@ def _static_shape(buffer: Buffer) -> tuple[int | None, ...]:
     return tuple(getattr(d, "value", None) for d in buffer.shape)
 
 
-def wants_row_schedule(func: LoweredFunc, pattern: RowPattern) -> bool:
-    """Whether `func` (lowered from a group with `pattern`) takes the row schedule: it
-    must when the group reads a reduction back (its temps); it pays when the reduced
-    dims are innermost and long enough and some reduction can be factorized."""
-    if func.temp_buffers:
-        return True
-    if pattern.rows == 0 or not pattern.innermost or pattern.cols < MIN_ROW_COLS:
-        return False
-    return _has_reduce(func)
-
-
 def schedule_rows(
     func: LoweredFunc, target: TargetInfo, pattern: RowPattern
 ) -> tuple[IRSchedule, LaunchConfig]:
@@ -196,7 +186,7 @@ def schedule_rows(
             _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
-    _cache_rows(sch, pattern, threads, per_block, lanes)
+    _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
 
@@ -231,12 +221,19 @@ def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int
 
 
 def _cache_rows(
-    sch: IRSchedule, pattern: RowPattern, threads: int, per_block: int, lanes: int
+    sch: IRSchedule,
+    pattern: RowPattern,
+    threads: int,
+    per_block: int,
+    lanes: int,
+    budget: int,
 ) -> None:
     """Keeps in registers each input row that several passes read (a softmax's x: the
     max, the sum, the normalize), so the row leaves HBM once; with vectors, also an
     input only a reduction reads, so that its loads are 16 bytes each, issued up front.
-    Within the register budget, inputs read by several passes first."""
+    Within the register budget (`budget` bytes a thread, all inputs together:
+    `TargetInfo.row_cache_bytes`; a row that does not fit is read again by each pass,
+    from L1/L2), inputs read by several passes first."""
     steps = -(-pattern.cols // (threads * lanes))
     if steps > MAX_CACHED_STEPS:
         return
@@ -254,7 +251,6 @@ def _cache_rows(
             if not single or not _has_reduce(sch.get(BlockRef(blocks[0])).schedule_block):
                 continue
         wanted.append((len(blocks) < 2, size, arg.name))
-    budget = MAX_CACHED_BYTES
     for _, size, name in sorted(wanted, key=lambda w: w[0]):
         if size > budget:
             continue

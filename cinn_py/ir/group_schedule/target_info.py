@@ -2,8 +2,11 @@
 
 A schedule needs only a few numbers: how many threads a block may have, how large a
 grid may be, how many SMs run blocks at once and how many blocks per SM it is worth
-asking for before a grid-stride loop pays off. Both targets run the same CUDA C, so
-they share the hardware limits; they differ in how many blocks they want.
+asking for before a grid-stride loop pays off; and how much of a row the row schedule
+keeps in a thread's registers, and how few rows leave a GPU idle under one block per
+row, which fusion asks the tactics about (`tactics.row_schedule_fits`) rather than
+keep numbers of its own. Both targets run the same CUDA C, so they share the hardware
+limits; they differ in how many blocks they want.
 """
 
 from __future__ import annotations
@@ -32,6 +35,18 @@ class TargetInfo:
     vector_alignment: int = 16
     """Bytes the widest access of a generated kernel (128 bits) needs its buffer to start
     on: a caller's device array is used in place as a feed only when it does."""
+    row_cache_bytes: int = 128
+    """Bytes of input rows a thread of the row schedule keeps in registers, all cached
+    inputs together (32 registers of float32): softmax's x is read from memory once when
+    its row fits (`reduce_schedule._cache_rows`); a longer row is read again by each
+    pass."""
+    few_rows: int = 64
+    """A reduction with fewer rows than this leaves most of the GPU idle under the row
+    schedule's one thread block per row (64: about half the SMs of an A100 or H100).
+    Fusion splits the full-shaped consumers off such reductions when their rows are
+    long as well (`long_row_bytes`), so that the grid schedule takes the reductions.
+    A fixed number, not half of `sm_count`: a program then groups alike on every GPU
+    and on the emulator, whose groups are the GPU's."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -41,6 +56,8 @@ class TargetInfo:
             "warp_size",
             "memory_alignment",
             "vector_alignment",
+            "row_cache_bytes",
+            "few_rows",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -55,6 +72,13 @@ class TargetInfo:
     def max_blocks(self) -> int:
         """The most blocks along x a launch asks for before it grid-strides."""
         return min(self.sm_count * self.max_blocks_per_sm, self.max_grid_dims[0])
+
+    @property
+    def long_row_bytes(self) -> int:
+        """The longest row (in bytes) the row schedule keeps in registers: the register
+        cache of a thread over the largest block (128 x 1024 = 128 KiB). A longer row is
+        read from memory once per pass whatever the schedule."""
+        return self.row_cache_bytes * self.max_threads_per_block
 
     @classmethod
     def cuda(cls, arch: str = "sm_90", sm_count: int = 132) -> TargetInfo:

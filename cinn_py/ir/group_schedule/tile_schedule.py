@@ -63,28 +63,47 @@ def tile_plan(func: LoweredFunc) -> TilePlan | None:
     with no Reduce, a fresh loop nest (one serial loop per output dim, iter values the
     loop vars), and an input read with its innermost index walking another output dim
     than the innermost, both at least a tile long."""
+    found = _plan(func)
+    return found if isinstance(found, TilePlan) else None
+
+
+def tile_problem(func: LoweredFunc) -> str | None:
+    """Why the tile schedule does not apply to `func` (`tile_plan`), or None when it
+    does."""
+    found = _plan(func)
+    return found if isinstance(found, str) else None
+
+
+def _plan(func: LoweredFunc) -> TilePlan | str:
+    """`tile_plan`'s plan, or why there is none."""
     found = realizes(func)
     if len(found) != 1:
-        return None
+        return f"{len(found)} blocks: the tile schedule takes a group of one"
     realize, path = found[0]
     block = realize.schedule_block
     store = single_store(block)
     loops = [node for node in path if isinstance(node, For)]
     rank = len(loops)
-    if store is None or rank < 2 or len(store.indices) != rank or bool(find_reduces(store.value)):
-        return None
+    if store is None:
+        return f"block {block.name} is not a single store"
+    if rank < 2:
+        return f"block {block.name} has {rank} loops: a transpose needs 2 or more"
+    if len(store.indices) != rank:
+        return f"block {block.name} stores {len(store.indices)} indices under {rank} loops"
+    if find_reduces(store.value):
+        return f"block {block.name} reduces"
     extents = []
     for loop, value in zip(loops, realize.iter_values, strict=True):
         if loop.bind_info is not None or loop.for_type is not ForType.SERIAL:
-            return None
+            return f"loop {loop.loop_var.name} is already scheduled"
         if not (isinstance(loop.extent, IntImm) and isinstance(value, Var)):
-            return None
+            return f"loop {loop.loop_var.name} has a non-constant extent or iter value"
         if value.name != loop.loop_var.name:
-            return None
+            return f"block {block.name} is not bound to its own loop {loop.loop_var.name}"
         extents.append(loop.extent.value)
     position = {iv.name: k for k, iv in enumerate(block.iter_vars)}
     if [position.get(getattr(i, "name", None)) for i in store.indices] != list(range(rank)):
-        return None  # the output is not stored at its own loop position
+        return f"block {block.name} does not store at its own loop position"
     inputs = {
         arg.name for arg in func.args if arg.io is ArgIO.INPUT and isinstance(arg.value, Buffer)
     }
@@ -97,10 +116,13 @@ def tile_plan(func: LoweredFunc) -> TilePlan | None:
                 walked[name] = -1  # read transposed two ways: leave it
     walked = {n: d for n, d in walked.items() if d >= 0}
     if not walked:
-        return None
+        return "no input is read transposed (its innermost index walking another output dim)"
     dim, _ = Counter(walked.values()).most_common(1)[0]
     if extents[dim] < TILE or extents[-1] < TILE:
-        return None
+        return (
+            f"the transposed dims ({extents[dim]} and {extents[-1]}) are not both a tile "
+            f"({TILE}) long"
+        )
     chosen = tuple(sorted(n for n, d in walked.items() if d == dim))
     return TilePlan(block.name, dim, chosen)
 

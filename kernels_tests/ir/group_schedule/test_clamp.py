@@ -18,7 +18,7 @@ import cinn_py
 from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.expr import IntImm, Var
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.auto_schedule import clamped_iter_values
+from cinn_py.ir.group_schedule.finish import clamped_iter_values
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.stmt import For, ForType

@@ -18,13 +18,13 @@ from cinn_py.errors import ScheduleError, UnsupportedOpError
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import Call, CallType, FloatImm, Load
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.auto_schedule import finish_schedule
 from cinn_py.ir.group_schedule.column_schedule import (
     ColumnLaunch,
     column_threads,
     columns_pattern,
-    wants_column_schedule,
 )
+from cinn_py.ir.group_schedule.finish import finish_schedule
+from cinn_py.ir.group_schedule.tactics import ColumnTactic
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
@@ -78,9 +78,10 @@ def feed(shape, dtype, seed=0, nan=False) -> np.ndarray:
 )
 def test_which_patterns_take_the_column_schedule(shape, axes, takes):
     func, pattern = lowered(reduction(shape, axes, False))
-    assert wants_column_schedule(func, pattern, EMU) is takes
+    assert (ColumnTactic().accepts(func, EMU, pattern) is None) is takes
     result = auto_schedule(func, EMU, pattern)
     assert isinstance(result.launch, ColumnLaunch) is takes
+    assert (result.tactic == "column") is takes
 
 
 def test_pattern_facts():
@@ -109,7 +110,9 @@ def test_threads_along_y(shape, axes, target, threads_y):
 
 def test_what_reads_a_reduction_back_and_argmax_take_it():
     mean, pattern = lowered(reduction((300, 40), (0,), False, ops=("mean",)))
-    assert mean.temp_buffers and wants_column_schedule(mean, pattern, EMU)  # sum, then * 1/N
+    assert (
+        mean.temp_buffers and ColumnTactic().accepts(mean, EMU, pattern) is None
+    )  # sum, then * 1/N
     assert auto_schedule(mean, EMU, pattern).launch == ColumnLaunch(
         threads=32, blocks=2, steps=1, threads_y=32
     )
@@ -118,7 +121,7 @@ def test_what_reads_a_reduction_back_and_argmax_take_it():
     x = b.op("pd_op.data", name="x", shape=[300, 40], dtype=F32)
     b.op("pd_op.argmax", x, b.op("pd_op.full", shape=[1], value=0, dtype=DataType.INT64))
     arg, pattern = lowered(program)
-    assert wants_column_schedule(arg, pattern, EMU)  # ArgReduce: (value, position) pairs
+    assert ColumnTactic().accepts(arg, EMU, pattern) is None  # ArgReduce: (value, position) pairs
     launch = auto_schedule(arg, EMU, pattern).launch
     assert launch == ColumnLaunch(threads=32, blocks=2, steps=1, threads_y=32)
 

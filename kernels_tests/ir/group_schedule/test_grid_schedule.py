@@ -29,9 +29,9 @@ from cinn_py.ir.group_schedule.grid_schedule import (
     grid_plan,
     grid_problem,
     schedule_grid,
-    wants_grid_schedule,
 )
 from cinn_py.ir.group_schedule.launch_config import GridLaunch
+from cinn_py.ir.group_schedule.tactics import GridTactic
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
@@ -159,7 +159,7 @@ def test_softmax_over_everything_keeps_the_row_schedule():
     pattern = group.reduce_pattern
     assert grid_plan(pattern, EMU) is not None
     assert "reads the reduction" in grid_problem(func, pattern)
-    assert not wants_grid_schedule(func, pattern, EMU)
+    assert GridTactic().accepts(func, EMU, pattern) is not None
     result = auto_schedule(func, EMU, pattern)
     assert not isinstance(result.launch, GridLaunch) and result.launch.blocks == 1
     with pytest.raises(ScheduleError, match="the grid schedule does not apply: block"):
@@ -170,7 +170,7 @@ def test_softmax_over_everything_keeps_the_row_schedule():
 def test_column_patterns_stay_off_the_grid():
     func, pattern = lowered(reduction((100003, 3), (0,)))
     assert grid_plan(pattern, EMU) is not None and not pattern.innermost
-    assert not wants_grid_schedule(func, pattern, EMU)
+    assert GridTactic().accepts(func, EMU, pattern) == "the reduced dims are not innermost"
 
 
 # ---- golden IR, trace, replay, interpreter -------------------------------------------------

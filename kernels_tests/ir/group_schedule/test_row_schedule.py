@@ -13,11 +13,8 @@ from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.reduce_schedule import (
-    lanes_for,
-    threads_for,
-    wants_row_schedule,
-)
+from cinn_py.ir.group_schedule.reduce_schedule import lanes_for, threads_for
+from cinn_py.ir.group_schedule.tactics import RowTactic
 from cinn_py.ir.visitor import structural_equal
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.passes import PassManager
@@ -186,13 +183,14 @@ def test_vector_lanes_follow_the_narrowest_full_shaped_argument():
 
 def test_which_groups_take_the_row_schedule():
     long_rows, pattern = lowered(ROW_SUM.format(r=8, c=300, axis=-1, out=8))
-    assert wants_row_schedule(long_rows, pattern)
+    row, cuda = RowTactic(), TargetInfo.cuda()
+    assert row.accepts(long_rows, cuda, pattern) is None
     short_rows, pattern = lowered(ROW_SUM.format(r=8, c=20, axis=-1, out=8))
-    assert not wants_row_schedule(short_rows, pattern)  # one thread per row is enough
+    assert row.accepts(short_rows, cuda, pattern) is not None  # one thread per row is enough
     columns, pattern = lowered(ROW_SUM.format(r=300, c=8, axis=0, out=8))
-    assert not wants_row_schedule(columns, pattern)  # coalesced column walk per thread
+    assert row.accepts(columns, cuda, pattern) is not None  # coalesced column walk per thread
     softmax, pattern = lowered(SOFTMAX.format(r=8, c=20))
-    assert wants_row_schedule(softmax, pattern)  # it reads its reductions back
+    assert row.accepts(softmax, cuda, pattern) is None  # it reads its reductions back
 
 
 def test_reading_a_reduction_back_needs_the_pattern():

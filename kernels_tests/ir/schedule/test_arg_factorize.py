@@ -25,13 +25,13 @@ from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import ArgReduce, Buffer, Cast, Load, ReduceType, Var
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.column_schedule import ColumnLaunch, wants_column_schedule
+from cinn_py.ir.group_schedule.column_schedule import ColumnLaunch
 from cinn_py.ir.group_schedule.reduce_schedule import (
     find_reduces,
     lanes_for,
     threads_for,
-    wants_row_schedule,
 )
+from cinn_py.ir.group_schedule.tactics import ColumnTactic, RowTactic
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
@@ -272,7 +272,7 @@ def test_row_schedule_ir_and_launch():
     """A lone argmax over rows of 100: a warp per row (4 rows, one block of 32 x 4), each
     lane searching 4 strided positions, then the warp's pair combine."""
     func, pattern = lowered(arg_program((4, 100), -1, ("argmax",)))
-    assert wants_row_schedule(func, pattern)
+    assert RowTactic().accepts(func, CUDA, pattern) is None
     result = auto_schedule(func, CUDA, pattern)
     assert print_ir(result.func) == ROW_IR
     assert result.launch.threads == 128 and result.launch.blocks == 1
@@ -281,7 +281,7 @@ def test_row_schedule_ir_and_launch():
 
 def test_column_schedule_ir_and_launch():
     func, pattern = lowered(arg_program((300, 40), 0, ("argmin",), F16, True, I32))
-    assert wants_column_schedule(func, pattern, CUDA)
+    assert ColumnTactic().accepts(func, CUDA, pattern) is None
     result = auto_schedule(func, CUDA, pattern)
     assert print_ir(result.func) == COLUMN_IR  # clamped lanes: no guard around the combine
     assert result.launch == ColumnLaunch(threads=32, blocks=2, steps=1, threads_y=32)

@@ -13,7 +13,7 @@ from cinn_py.errors import ScheduleError
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.ir.group_schedule.auto_schedule import finish_schedule
+from cinn_py.ir.group_schedule.finish import finish_schedule
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule

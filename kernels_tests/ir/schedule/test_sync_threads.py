@@ -18,7 +18,7 @@ from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.errors import ScheduleError, UnsupportedOpError
 from cinn_py.ir.bound_guards import insert_bound_guards
 from cinn_py.ir.expr import Buffer, IntImm, Load, MemoryType, Var
-from cinn_py.ir.group_schedule.auto_schedule import finish_schedule
+from cinn_py.ir.group_schedule.finish import finish_schedule
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule, LoopRef

@@ -1,0 +1,155 @@
+"""The flat schedule of elementwise, broadcast and injective groups.
+
+Every block of such a group computes one output element per iteration of its loop
+nest, independently of the others, so one flat schedule fits them all: fuse the nest
+into one loop over the output in row-major order, cut it into vectors of 16 bytes, and
+deal the vectors out to threads, blocks and grid-stride steps:
+
+    serial for (i_0, 0, 64) serial for (i_1, 0, 128)          # 64x128 float32
+ -> fuse     i_0_i_1_fused (8192)
+ -> split    [blocks 8, threads 256, lanes 4]
+ -> bind     blockIdx.x, threadIdx.x; vectorize[4]
+    (with a grid-stride loop: split [steps, blocks, threads, lanes], then reorder to
+     blocks, threads, steps, lanes, so the bound loops are outermost)
+
+A function is one kernel, so every block shares one launch: the configuration comes
+from the block with the most vectors (`launch_config.choose_launch`), the others are
+split by the same block and thread counts (and their own steps and lanes), and the
+bound guard pass cuts the iterations a smaller block does not have. A 0-D block has no
+loop to bind: in a function that binds any, `finish_schedule` wraps it in unit loops
+bound to those axes, so that codegen runs it in thread 0 of block 0 only.
+
+A block whose value is a `Reduce` that no reduction tactic took (short rows, the column
+reductions the column schedule leaves) is scheduled the flat way over its spatial loops
+(the reduce axes live inside the Reduce node), without vectors: one thread per output
+element, which runs the reduce loops serially (codegen's accumulator loop). Injective
+blocks whose loads do not follow the output's innermost dimension and that the tile
+schedule leaves (several blocks, strided slices) are flat too: coalesced stores,
+strided loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import IntImm, Reduce
+from cinn_py.ir.group_schedule.distribute import distribute, fuse_all
+from cinn_py.ir.group_schedule.launch_config import (
+    LaunchConfig,
+    choose_launch,
+    vector_lanes,
+)
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.schedule import BlockRef, IRSchedule
+from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize, Store
+from cinn_py.ir.visitor import Visitor
+
+
+def schedule_flat(func: LoweredFunc, target: TargetInfo) -> tuple[IRSchedule, LaunchConfig | None]:
+    """Applies the flat schedule's primitives to every block of `func`; the caller
+    finishes (guards) and traces. The launch is None when no block has a loop to bind.
+    Raises ScheduleError for a block this schedule does not handle (nested blocks, no
+    store, a non-constant extent)."""
+    sch = IRSchedule(func)
+    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    launch = _launch(plans, target)
+    if launch is not None:
+        for plan in plans:
+            if plan.extent:
+                _distribute(sch, plan, launch)
+    return sch, launch
+
+
+def flat_knobs(func: LoweredFunc, target: TargetInfo) -> dict[str, int]:
+    """What `schedule_flat` decides for `func`: the launch's threads, blocks and
+    grid-stride steps, and the vector lanes of the block that sets it (empty when
+    nothing is bound)."""
+    sch = IRSchedule(func, trace=False)
+    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    launch = _launch(plans, target)
+    if launch is None:
+        return {}
+    widest = max(plans, key=lambda plan: plan.items)
+    return {
+        "threads": launch.threads,
+        "blocks": launch.blocks,
+        "steps": launch.steps,
+        "lanes": widest.lanes,
+    }
+
+
+def _launch(plans: list[_BlockPlan], target: TargetInfo) -> LaunchConfig | None:
+    """The launch of the block with the most vectors; None when no block has any."""
+    items = max((plan.items for plan in plans), default=0)
+    return choose_launch(items, target) if items else None
+
+
+@dataclass(frozen=True)
+class _BlockPlan:
+    block: BlockRef
+    extent: int
+    """Elements of the fused loop; 0 for a 0-D block and for an empty tensor."""
+    lanes: int
+
+    @property
+    def items(self) -> int:
+        return self.extent // self.lanes
+
+
+def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
+    """Fuses the block's loops into one; its extent and vector lanes (1 for a block
+    that reduces: each thread accumulates one output element serially)."""
+    itemsize, reduces = _stored_itemsize(sch.get(block).schedule_block)
+    loops = sch.get_loops(block)
+    if not loops:
+        return _BlockPlan(block, 0, 1)
+    extent = sch.get(fuse_all(sch, loops)).extent
+    if not isinstance(extent, IntImm):
+        raise ScheduleError(
+            "auto_schedule", block.name, f"loop extent {extent!r} is not a constant"
+        )
+    lanes = 1 if reduces else vector_lanes(extent.value, itemsize)
+    return _BlockPlan(block, extent.value, lanes)
+
+
+def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None:
+    """Splits the block's fused loop into [steps,] blocks, threads[, lanes] and binds them."""
+    (fused,) = sch.get_loops(plan.block)
+    distribute(sch, fused, plan.items, plan.lanes, launch)
+
+
+def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:
+    """The largest element size `block` stores and whether its value reduces;
+    ScheduleError for a block this scheduler does not handle."""
+    finder = _Finder()
+    finder.visit(block.body)
+    why = None
+    if finder.nested:
+        why = "the block holds nested blocks"
+    elif not finder.stores:
+        why = "the block stores nothing"
+    if why is not None:
+        raise ScheduleError("auto_schedule", block.name, why)
+    return max(store.tensor.dtype.itemsize for store in finder.stores), finder.reduce
+
+
+class _Finder(Visitor):
+    """The stores of a block body, and whether it reduces or nests blocks."""
+
+    def __init__(self) -> None:
+        self.stores: list[Store] = []
+        self.reduce = False
+        self.nested = False
+
+    def visit_Store(self, node: Store) -> None:
+        self.stores.append(node)
+        self.generic_visit(node)
+
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.reduce = True
+
+    visit_ArgReduce = visit_Reduce  # argmax / argmin reduce too
+
+    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
+        self.nested = True

@@ -1,0 +1,323 @@
+"""The auto-scheduler's tactics: one rule per schedule, tried in order.
+
+As in TVM's DLight, each tactic answers two questions about a lowered group function:
+`accepts(func, target, pattern)`, cheap, gives why it does not fit (a short `Refusal`)
+or None; `apply(func, target, pattern)` gives the finished `ScheduleResult` (the tactic
+named in it), or None where `accepts` refuses. `auto_schedule` tries `TACTICS` in
+order and returns the first result. The order is the policy, and this is the one
+place it is written:
+
+    grid     a reduction whose rows are too few to fill the target, each row long:
+             several thread blocks per row, partials combined by the last block
+             (`grid_schedule.py`); first, since the row tactic takes such groups too
+    column   column reductions (reduced dims before a kept innermost dim of 32 or
+             more), and the groups that read them back: 32 outputs a block, partials
+             over threadIdx.y (`column_schedule.py`); before the row tactic, which takes
+             any group that reads a reduction back, with a strided walk over a column
+    row      a group that reads a reduction back, or long innermost rows: a thread
+             block (or a warp) per row (`reduce_schedule.py`)
+    tile     one injective block that reads an input transposed: 32 x 32 tiles through
+             shared memory (`tile_schedule.py`)
+    flat     everything else: elementwise / broadcast / injective blocks fused, vectors
+             over blocks and threads, and reductions no tactic above took, one thread
+             per output running its reduce loops (`flat_schedule.py`); it refuses only
+             a group that reads a reduction back (which needs the group's pattern)
+
+Each tactic's `knobs(func, target, pattern)` gives, as data, what it decides for a
+function it accepts (threads, lanes, rows per block, tile size...): the values a tuner
+would vary. Fusion asks the tactics too (`row_schedule_fits`) instead of restating the
+row schedule's limits; the hardware numbers behind them live in `TargetInfo`.
+
+A new tactic is one subclass of `Tactic` and one entry in `TACTICS` (docs/EXTENDING.md).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from cinn_py.ir.group_schedule.column_schedule import (
+    LANES,
+    ColumnKind,
+    column_kind,
+    column_threads,
+    columns_pattern,
+    schedule_columns,
+)
+from cinn_py.ir.group_schedule.finish import ScheduleResult, finish_schedule
+from cinn_py.ir.group_schedule.flat_schedule import flat_knobs, schedule_flat
+from cinn_py.ir.group_schedule.grid_schedule import grid_plan, grid_problem, schedule_grid
+from cinn_py.ir.group_schedule.launch_config import LaunchConfig
+from cinn_py.ir.group_schedule.reduce_schedule import (
+    MIN_ROW_COLS,
+    find_reduces,
+    lanes_for,
+    rows_per_block,
+    schedule_rows,
+    threads_for,
+)
+from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.group_schedule.tile_schedule import (
+    PAD,
+    TILE,
+    TILE_ROWS,
+    schedule_tiles,
+    tile_plan,
+    tile_problem,
+)
+from cinn_py.ir.row_pattern import RowPattern
+from cinn_py.ir.schedule import IRSchedule
+from cinn_py.ir.stmt import LoweredFunc
+
+Refusal = str
+"""Why a tactic does not take a function: a short sentence for error messages."""
+
+NO_PATTERN: Refusal = "no reduce pattern (the group has no reduction)"
+READS_BACK: Refusal = (
+    "the function reads a reduction result back, which needs the row schedule: "
+    "pass the group's reduce pattern"
+)
+
+
+class Tactic(ABC):
+    """One schedule as a rule: `accepts` says why not (cheaply), `schedule` applies the
+    primitives to a function it accepts, `apply` is both plus the finishing passes."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        """Why this tactic does not schedule `func` (lowered from a group whose
+        reductions have `pattern`) for `target`, or None when it does."""
+
+    @abstractmethod
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        """The traced primitives for a function `accepts` takes, and the launch;
+        `apply` finishes them. ScheduleError for a block the schedule cannot handle."""
+
+    @abstractmethod
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        """What this tactic decides for a function it accepts, by name: the numbers a
+        tuner would vary."""
+
+    def apply(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> ScheduleResult | None:
+        """`func` scheduled, finished and named after this tactic; None when `accepts`
+        refuses it."""
+        if self.accepts(func, target, pattern) is not None:
+            return None
+        sch, launch = self.schedule(func, target, pattern)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch, self.name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _given(pattern: RowPattern | None) -> RowPattern:
+    if pattern is None:
+        raise ValueError(f"a reduction tactic needs the group's pattern: {NO_PATTERN}")
+    return pattern
+
+
+class GridTactic(Tactic):
+    """Several blocks per row for few long rows (`grid_schedule.py`)."""
+
+    name = "grid"
+
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        if pattern is None:
+            return NO_PATTERN
+        if not pattern.innermost:
+            return "the reduced dims are not innermost"
+        if grid_plan(pattern, target) is None:
+            return (
+                f"one block per row is enough: {pattern.rows} rows of {pattern.cols} "
+                "elements give no plan of 2 chunks or more a row"
+            )
+        return grid_problem(func, pattern)
+
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        return schedule_grid(func, target, _given(pattern))
+
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        pattern = _given(pattern)
+        launch = grid_plan(pattern, target, lanes_for(func, pattern))
+        if launch is None:
+            return {}
+        return {
+            "threads": launch.threads,
+            "chunks": launch.chunks,
+            "steps": launch.steps,
+            "lanes": launch.lanes,
+        }
+
+
+class ColumnTactic(Tactic):
+    """Column reductions on 2-D blocks (`column_schedule.py`)."""
+
+    name = "column"
+
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        if pattern is None:
+            return NO_PATTERN
+        if not columns_pattern(pattern):
+            return (
+                f"not a column pattern: with unit dims dropped, the innermost dim must be "
+                f"kept and at least {LANES} long, and some dim reduced"
+            )
+        blocks = -(-pattern.rows // LANES)
+        if blocks > target.max_grid_dims[0]:
+            return f"{blocks} blocks exceed the grid's {target.max_grid_dims[0]}"
+        if column_threads(pattern, target) < 2:
+            return (
+                "one thread per output is enough (threadIdx.y would be 1: a short "
+                "reduction, or outputs enough to fill the target)"
+            )
+        sch = IRSchedule(func, trace=False)
+        kinds = []
+        for block in sch.get_all_blocks():
+            kind = column_kind(sch, block, pattern)
+            if kind is None:
+                return f"block {block.name} is neither a row-shaped nor a full-shaped store"
+            kinds.append((block.name, kind))
+        if all(kind is not ColumnKind.REDUCE for _, kind in kinds):
+            return "no block is a row-shaped reduction"
+        # Without a temp nothing reads a reduction back: only reductions (horizontal
+        # siblings) make a column group; anything else is a separate kernel's business.
+        if not func.temp_buffers:
+            for name, kind in kinds:
+                if kind is not ColumnKind.REDUCE:
+                    return f"block {name} is not a reduction, and nothing reads one back"
+        return None
+
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        return schedule_columns(func, target, _given(pattern))
+
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        return {"threads_x": LANES, "threads_y": column_threads(_given(pattern), target)}
+
+
+class RowTactic(Tactic):
+    """A thread block (or a warp) per row (`reduce_schedule.py`)."""
+
+    name = "row"
+
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        if pattern is None:
+            return NO_PATTERN
+        if func.temp_buffers:
+            return None  # it must: a reduction read back is a register of the row's block
+        if pattern.rows == 0:
+            return "the pattern has no rows"
+        if not pattern.innermost:
+            return "the reduced dims are not innermost, and nothing reads a reduction back"
+        if pattern.cols < MIN_ROW_COLS:
+            return f"rows of {pattern.cols} elements, under {MIN_ROW_COLS}: one thread a row"
+        if not find_reduces(func):
+            return "the function has no Reduce"
+        return None
+
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        return schedule_rows(func, target, _given(pattern))
+
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        pattern = _given(pattern)
+        lanes = lanes_for(func, pattern)
+        threads = threads_for(pattern.cols, target, lanes)
+        return {
+            "threads_per_row": threads,
+            "rows_per_block": rows_per_block(pattern, threads, target),
+            "lanes": lanes,
+        }
+
+
+class TileTactic(Tactic):
+    """Transposes through shared-memory tiles (`tile_schedule.py`)."""
+
+    name = "tile"
+
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        return tile_problem(func)
+
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        plan = tile_plan(func)
+        if plan is None:
+            raise ValueError(f"the tile tactic does not take {func.name}: {tile_problem(func)}")
+        return schedule_tiles(func, plan)
+
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        return {"tile": TILE, "tile_rows": TILE_ROWS, "pad": PAD}
+
+
+class FlatTactic(Tactic):
+    """Fused loops over blocks, threads and vectors (`flat_schedule.py`): the last
+    resort, which takes every function but one that reads a reduction back."""
+
+    name = "flat"
+
+    def accepts(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> Refusal | None:
+        return READS_BACK if func.temp_buffers else None
+
+    def schedule(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> tuple[IRSchedule, LaunchConfig | None]:
+        return schedule_flat(func, target)
+
+    def knobs(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> dict[str, int]:
+        return flat_knobs(func, target)
+
+
+TACTICS: tuple[Tactic, ...] = (
+    GridTactic(),
+    ColumnTactic(),
+    RowTactic(),
+    TileTactic(),
+    FlatTactic(),
+)
+"""The tactics `auto_schedule` tries, in order (the module docstring says why)."""
+
+
+def row_schedule_fits(pattern: RowPattern, itemsize: int, target: TargetInfo) -> bool:
+    """Whether the row tactic suits a group of `pattern` whose full-shaped values read
+    its reductions back (the narrowest of them `itemsize` bytes an element): yes unless
+    the rows are few (under `target.few_rows`: one block per row leaves most of the GPU
+    idle) and long (over `target.long_row_bytes`: past the row cache, each pass reads
+    the row from memory again anyway). Where it does not, fusion keeps such values out
+    of the reductions' group (`grouping.splits_long_rows`), so that the grid tactic
+    takes the reductions and the flat one the rest."""
+    return pattern.rows >= target.few_rows or pattern.cols * itemsize <= target.long_row_bytes
