@@ -43,13 +43,15 @@ class TokenKind(enum.Enum):
 @dataclass(frozen=True)
 class Token:
     """One token. `text` is its spelling; `value` its payload: a string's contents, the
-    body of `tensor<...>` or `Place(...)`, the digits of `%N`, else the spelling."""
+    body of `tensor<...>` or `Place(...)`, the digits of `%N`, else the spelling;
+    `offset` where it starts in the text."""
 
     kind: TokenKind
     text: str
     line: int
     col: int
     value: str
+    offset: int
 
     def describe(self) -> str:
         """The token as an error message quotes it."""
@@ -155,11 +157,17 @@ class Lexer:
         that 'found end of input' errors point at a line that has text."""
         self._skip_whitespace()
         if self._pos >= len(self._text):
-            return Token(TokenKind.EOF, "", *self._end_of_last, "")
+            return Token(TokenKind.EOF, "", *self._end_of_last, "", len(self._text))
         token = self._lex_token(self._line, self._pos - self._line_start + 1)
         self._pos += len(token.text)
         self._end_of_last = (token.line, token.col + len(token.text))
         return token
+
+    def skip_to(self, offset: int) -> None:
+        """Go on from `offset`, on the line of the last token: the parser has read the
+        text up to there itself, ending with a token, and the next token follows it."""
+        self._end_of_last = (self._line, offset - self._line_start + 1)
+        self._pos = offset
 
     def _skip_whitespace(self) -> None:
         text = self._text
@@ -176,21 +184,21 @@ class Lexer:
         text, pos = self._text, self._pos
         char = text[pos]
         if char in _PUNCTUATION:
-            return Token(_PUNCTUATION[char], char, line, col, char)
+            return Token(_PUNCTUATION[char], char, line, col, char, pos)
         if char == '"':
             return self._lex_string(line, col)
         if char == "<":
             return self._lex_null_marker(line, col)
         if text.startswith("->", pos):
-            return Token(TokenKind.ARROW, "->", line, col, "->")
+            return Token(TokenKind.ARROW, "->", line, col, "->", pos)
         if char == "%":
             match = _VALUE.match(text, pos)
             if match is None:
                 raise self._error("expected a value number after '%'", line, col)
-            return Token(TokenKind.VALUE, match.group(), line, col, match.group(1))
+            return Token(TokenKind.VALUE, match.group(), line, col, match.group(1), pos)
         match = _NUMBER.match(text, pos)
         if match is not None:
-            return Token(TokenKind.NUMBER, match.group(), line, col, match.group())
+            return Token(TokenKind.NUMBER, match.group(), line, col, match.group(), pos)
         match = _IDENT.match(text, pos)
         if match is not None:
             return self._lex_word(match.group(), line, col)
@@ -206,7 +214,9 @@ class Lexer:
                 chars.append('"')
                 i += 2
             elif text[i] == '"':
-                return Token(TokenKind.STRING, text[start : i + 1], line, col, "".join(chars))
+                return Token(
+                    TokenKind.STRING, text[start : i + 1], line, col, "".join(chars), self._pos
+                )
             else:
                 chars.append(text[i])
                 i += 1
@@ -215,7 +225,7 @@ class Lexer:
     def _lex_null_marker(self, line: int, col: int) -> Token:
         for spelling, kind in _NULL_MARKERS.items():
             if self._text.startswith(spelling, self._pos):
-                return Token(kind, spelling, line, col, spelling)
+                return Token(kind, spelling, line, col, spelling, self._pos)
         raise self._error("unexpected character '<'", line, col)
 
     def _lex_word(self, word: str, line: int, col: int) -> Token:
@@ -225,7 +235,7 @@ class Lexer:
             return self._lex_angle_type(word, after + 1, line, col)
         if word == "Place" and self._text.startswith("(", after):
             return self._lex_place(after + 1, line, col)
-        return Token(TokenKind.IDENT, word, line, col, word)
+        return Token(TokenKind.IDENT, word, line, col, word, self._pos)
 
     def _lex_angle_type(self, word: str, body_start: int, line: int, col: int) -> Token:
         """`word<body>`; the body (`8x-1xf32`) is split up by the parser."""
@@ -238,7 +248,9 @@ class Lexer:
                 col + end - self._pos,
             )
         body = self._text[body_start:end]
-        return Token(TokenKind.ANGLE_TYPE, self._text[self._pos : end + 1], line, col, body)
+        return Token(
+            TokenKind.ANGLE_TYPE, self._text[self._pos : end + 1], line, col, body, self._pos
+        )
 
     def _lex_place(self, body_start: int, line: int, col: int) -> Token:
         """`Place(cpu)`, `Place(gpu:0)`, `Place(undefined:0)`."""
@@ -250,7 +262,7 @@ class Lexer:
                 col + end - self._pos,
             )
         body = self._text[body_start:end]
-        return Token(TokenKind.PLACE, self._text[self._pos : end + 1], line, col, body)
+        return Token(TokenKind.PLACE, self._text[self._pos : end + 1], line, col, body, self._pos)
 
     def _describe_char(self, index: int) -> str:
         if index >= len(self._text):

@@ -361,16 +361,25 @@ class InferContext:
         self.op_def = op_def
         self.operands = list(operands)
         self.attributes = attributes
-        self.where = where
+        self._where = where
+        self._op: Operation | None = None
         self.declared: list[Type] | None = None
         """The result types the op declares, when it exists (`of`): for a result whose
         dims Paddle leaves unset (einsum's inner cache), which an infer_meta then keeps."""
 
     @classmethod
     def of(cls, op: Operation) -> InferContext:
-        ctx = cls(op.op_def, op.operand_values(), op.attributes, op.where())
+        ctx = cls(op.op_def, op.operand_values(), op.attributes)
+        ctx._op = op
         ctx.declared = [r.type for r in op.results]
         return ctx
+
+    @property
+    def where(self) -> str:
+        """Where the op is, for error messages; for an op (`of`) found only when asked,
+        as finding its position scans its block (every op of a program, verified one
+        after the other, would make that quadratic)."""
+        return self._op.where() if self._op is not None else self._where
 
     def error(self, why: str, operand: str = "") -> VerifyError:
         return VerifyError(self.op_def.name, why, where=self.where, operand=operand)
