@@ -51,7 +51,8 @@ PAD = 1
 @dataclass(frozen=True)
 class TilePlan:
     """Which block to tile, the output dim `dim` its transposed reads walk along their
-    innermost dim, and the inputs read that way."""
+    innermost dim, and the inputs read that way, in the order the block first reads
+    them (never by name: groups equal up to names get one schedule, `kernel_dedup`)."""
 
     block: str
     dim: int
@@ -101,7 +102,7 @@ def tile_plan(func: LoweredFunc) -> TilePlan | None:
     dim, _ = Counter(walked.values()).most_common(1)[0]
     if extents[dim] < TILE or extents[-1] < TILE:
         return None
-    chosen = tuple(sorted(n for n, d in walked.items() if d == dim))
+    chosen = tuple(n for n, d in walked.items() if d == dim)  # in reading order, not by name
     return TilePlan(block.name, dim, chosen)
 
 
