@@ -23,6 +23,11 @@ the compiler's version, the arch, the headers' digest.  An entry is never truste
   half of one, and concurrent writers of one key each publish a complete entry (the last
   one stays).  There is no fsync: a file torn by a crash or power loss fails its seal
   and is rebuilt.
+- **A folder that cannot be used.** A cache folder that is read-only, full or not ours
+  (EROFS, ENOSPC, EACCES, ...) fails no compile: `read` takes what it cannot read for a
+  miss, `write` keeps the compiled bytes in the process instead of on disk, and each
+  warns once per folder (`unusable`: a `CacheWarning` naming the folder and
+  `CINN_PY_CACHE_DIR`). Entries already in a read-only folder are still used.
 - **Verified once per process.** Callers keep what they made from a verified entry
   (`remember`: a loaded library, an executable's bytes) so a process reads an entry once;
   `verified_file` remembers the (inode, size, mtime) of a large file it hashed (the
@@ -34,6 +39,7 @@ the compiler's version, the arch, the headers' digest.  An entry is never truste
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import struct
@@ -76,11 +82,18 @@ def default_cache_dir() -> str:
     return user_cache_dir("cinn_py", appauthor=False)
 
 
+def cache_folder() -> Path:
+    """`CINN_PY_CACHE_DIR`, else `default_cache_dir()`: the one rule for every kind,
+    compiled programs (`driver.program_cache`) included."""
+    return Path(os.path.expanduser(os.environ.get(CACHE_DIR_ENV) or default_cache_dir()))
+
+
 def cache_dir() -> Path:
-    """`CINN_PY_CACHE_DIR`, else `default_cache_dir()`; created on first use. The one
-    rule for every kind, compiled programs (`driver.program_cache`) included."""
-    path = Path(os.path.expanduser(os.environ.get(CACHE_DIR_ENV) or default_cache_dir()))
-    path.mkdir(parents=True, exist_ok=True)
+    """`cache_folder()`, created on first use where it can be (a folder that cannot be
+    made is reported by the first write, `unusable`)."""
+    path = cache_folder()
+    with contextlib.suppress(OSError):
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -100,8 +113,31 @@ def cache_path(kind: str, key: str, suffix: str) -> Path:
     """Where the entry `key` of `kind` (e.g. "cubin", "cuda-emu") lives, whether or not it
     exists."""
     folder = cache_dir() / kind
-    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # read-only: reads still find what is there
+        folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{key}{suffix}"
+
+
+_unusable: set[tuple[str, str]] = set()
+"""(folder, "read" or "write") this process has warned about (`unusable`)."""
+
+
+def unusable(error: OSError, doing: str) -> None:
+    """Warn, once per process, folder and `doing` ("read", "write"), that the kernel
+    cache's folder could not be used (`error`: read-only, full, not ours), naming the
+    folder and `CINN_PY_CACHE_DIR`; the compile goes on without the cache."""
+    folder = str(cache_folder())
+    with _lock:
+        if (folder, doing) in _unusable:
+            return
+        _unusable.add((folder, doing))
+    reason = error.strerror or str(error)
+    warnings.warn(
+        f"cinn_py cache: cannot {doing} the kernel cache in {folder} ({reason}); "
+        f"compiling without it: set {CACHE_DIR_ENV} to a writable folder",
+        CacheWarning,
+        stacklevel=3,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,25 +245,36 @@ def unseal(data: bytes, key: str) -> bytes:
 
 
 def read(kind: str, key: str, suffix: str) -> bytes | None:
-    """The verified content of the entry, or None if it is missing or was damaged (then
-    removed, with a CacheWarning).  Counts a hit when found."""
-    content = read_entry(cache_path(kind, key, suffix), key)
+    """The verified content of the entry, or None if it is missing, was damaged (then
+    removed, with a CacheWarning) or cannot be read (`unusable` warns).  Counts a hit
+    when found."""
+    try:
+        content = read_entry(cache_path(kind, key, suffix), key)
+    except OSError as error:
+        unusable(error, "read")
+        return None
     if content is not None:
         stats.count(hits=1)
     return content
 
 
-def write(kind: str, key: str, suffix: str, content: bytes) -> Path:
-    """Store `content` sealed for `key`, atomically; returns the entry's path.  Counts a
-    miss (an entry is written after a compile)."""
-    path = cache_path(kind, key, suffix)
-    write_entry(path, key, content)
+def write(kind: str, key: str, suffix: str, content: bytes) -> Path | None:
+    """Store `content` sealed for `key`, atomically; returns the entry's path, or None
+    where the folder cannot be written (`unusable` warns; the caller goes on with
+    `content`).  Counts a miss (an entry is written after a compile)."""
     stats.count(misses=1)
+    path = cache_path(kind, key, suffix)
+    try:
+        write_entry(path, key, content)
+    except OSError as error:
+        unusable(error, "write")
+        return None
     return path
 
 
 def read_entry(path: Path, key: str) -> bytes | None:
-    """`read` for an entry named by its path (not counted in `stats.hits`)."""
+    """`read` for an entry named by its path (not counted in `stats.hits`); an OSError
+    other than a missing file is the caller's."""
     try:
         with open(path, "rb") as file:
             identity = _identity(os.fstat(file.fileno()))
@@ -242,7 +289,9 @@ def read_entry(path: Path, key: str) -> bytes | None:
 
 
 def write_entry(path: Path, key: str, content: bytes) -> None:
-    """`write` for an entry named by its path (not counted in `stats.misses`)."""
+    """`write` for an entry named by its path (not counted in `stats.misses`): the
+    temporary file is removed whatever stops the write (an OSError, which is the
+    caller's, or an interrupt), so the entry is whole or absent."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as file:
@@ -313,13 +362,16 @@ def reject(path: Path, why: str, identity: tuple[int, ...] | None = None) -> Non
         known = _verified.pop(str(path), None)
         _remembered.pop(str(path), None)
     identity = identity or known
+    removed = "removed"
     try:
         if identity is not None and _identity(os.stat(path)) == identity:
             os.unlink(path)
     except FileNotFoundError:
         pass
+    except OSError as error:  # a read-only folder: the entry stays, rejected at each use
+        removed = f"not removed ({error.strerror or error})"
     warnings.warn(
-        f"cinn_py cache: rejected {path}: {why}; removed, it will be rebuilt",
+        f"cinn_py cache: rejected {path}: {why}; {removed}, it will be rebuilt",
         CacheWarning,
         stacklevel=2,
     )
@@ -362,6 +414,8 @@ def forget(kind: str | None = None) -> None:
 
 def _kinds(kind: str | None) -> list[Path]:
     root = cache_dir()
+    if not root.is_dir():
+        return []
     if kind is not None:
         return [root / kind] if (root / kind).is_dir() else []
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))

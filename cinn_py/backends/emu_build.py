@@ -164,15 +164,28 @@ class ModuleImage:
 
     @contextlib.contextmanager
     def _private_copy(self) -> Iterator[Path]:
+        """A copy of the content beside the entry, or in the temporary folder where the
+        cache's folder cannot be written (read-only, full)."""
+        try:
+            path = self._copy_into(self.entry.parent)
+        except OSError:
+            path = self._copy_into(None)
+        try:
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
+
+    def _copy_into(self, folder: Path | None) -> Path:
         # The key in the name: a later dlopen of a path still loaded returns the old library.
         prefix = f"{cache.TEMP_PREFIX}load-{self.key[:16]}-"
-        fd, name = tempfile.mkstemp(dir=self.entry.parent, prefix=prefix, suffix=self.entry.suffix)
+        fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=self.entry.suffix)
         try:
             with os.fdopen(fd, "wb") as file:
                 file.write(self._content)
-            yield Path(name)
-        finally:
+        except BaseException:
             Path(name).unlink(missing_ok=True)
+            raise
+        return Path(name)
 
 
 def module_kind(options: EmuOptions) -> tuple[str, str]:
@@ -257,7 +270,10 @@ def build_batches(sources: Sequence[str], options: EmuOptions, batch_size: int) 
 
 
 def _cached(kind: str, key: str) -> bool:
-    return any(cache.cache_path(kind, key, s).exists() for s in (".so", BATCH_SUFFIX))
+    entry = cache.cache_path(kind, key, ".so")
+    return cache.remembered(entry) is not None or any(
+        cache.cache_path(kind, key, s).exists() for s in (".so", BATCH_SUFFIX)
+    )
 
 
 def _build_batch(batch: list[tuple[str, str, tuple[str, ...]]], flags: list[str], kind: str) -> int:
@@ -280,19 +296,31 @@ def _build_batch(batch: list[tuple[str, str, tuple[str, ...]]], flags: list[str]
     if re.search(r"warning: .* redefined", log):
         return 0
     batch_key = module_key(kind, prepared.text, flags)
-    cache.write_entry(cache.cache_path(kind, batch_key, ".so"), batch_key, content)
-    for key, renamed in members:
-        lines = [f"batch {batch_key}", *(f"kernel {a} {b}" for a, b in renamed.items())]
-        text = "\n".join(lines) + "\n"
-        cache.write_entry(cache.cache_path(kind, key, BATCH_SUFFIX), key, text.encode())
     cache.stats.count(misses=len(members))
+    try:
+        cache.write_entry(cache.cache_path(kind, batch_key, ".so"), batch_key, content)
+        for key, renamed in members:
+            lines = [f"batch {batch_key}", *(f"kernel {a} {b}" for a, b in renamed.items())]
+            text = "\n".join(lines) + "\n"
+            cache.write_entry(cache.cache_path(kind, key, BATCH_SUFFIX), key, text.encode())
+    except OSError as error:  # a folder that cannot be written: the modules stay in memory
+        cache.unusable(error, "write")
+        batch = ModuleImage(cache.cache_path(kind, batch_key, ".so"), batch_key, content)
+        for key, renamed in members:
+            member = ModuleImage(
+                cache.cache_path(kind, key, BATCH_SUFFIX), key, b"", batch=batch, symbols=renamed
+            )
+            cache.remember(cache.cache_path(kind, key, ".so"), member)
     return len(members)
 
 
 def _batch_member(kind: str, key: str) -> ModuleImage | None:
     """The module of `key` as part of a batch's library, if it was built in one."""
     member = cache.cache_path(kind, key, BATCH_SUFFIX)
-    content = cache.read_entry(member, key)
+    try:
+        content = cache.read_entry(member, key)
+    except OSError:  # a folder this process cannot read: `cache.read` has warned
+        return None
     if content is None:
         return None
     lines = content.decode().splitlines()
@@ -301,9 +329,13 @@ def _batch_member(kind: str, key: str) -> ModuleImage | None:
     entry = cache.cache_path(kind, batch_key, ".so")
     batch = cache.remembered(entry)
     if batch is None:
-        library = cache.read_entry(entry, batch_key)
+        try:
+            library = cache.read_entry(entry, batch_key)
+        except OSError:
+            return None
         if library is None:  # the batch is gone (cleared, or rejected just now)
-            member.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                member.unlink()
             return None
         batch = ModuleImage(entry, batch_key, library)
         cache.remember(entry, batch)
@@ -318,7 +350,8 @@ PCH_KIND = "cuda-emu-pch"
 
 _pch_lock = threading.Lock()
 _pch_refused: set[Path] = set()
-"""Precompiled headers g++ failed with in this process: not used again by it."""
+"""Precompiled headers g++ failed with in this process, or that it could not write: not
+used again by it."""
 
 
 @dataclass(frozen=True)
@@ -374,35 +407,45 @@ def with_precompiled_header(flags: list[str], header: PrecompiledHeader) -> list
 def precompiled_header(flags: list[str]) -> PrecompiledHeader | None:
     """The verified precompiled header for `flags`, built on first use (lock-free across
     processes: a concurrent builder's sealed file is as good as ours); None where g++ cannot
-    build one or this process gave up on it."""
+    build one, the cache's folder cannot be written (`cache.unusable` warns), or this
+    process gave up on it."""
     key = cache.cache_key(PCH_KIND, gxx_version(), "\0".join(flags), headers_digest())
     header = PrecompiledHeader(cache.cache_dir() / PCH_KIND / key, key)
     if header.gch in _pch_refused:
         return None
     with _pch_lock:  # threads of one process build it once
-        if cache.verified_file(header.gch, key):
-            return header
-        header_flags = [f for f in flags if f != "-shared"]
-        header_flags[header_flags.index("-x") + 1] = "c++-header"
-        at = header_flags.index("-include")
-        del header_flags[at : at + 2]
-        header.folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=header.folder, prefix=cache.TEMP_PREFIX, suffix=".gch")
-        os.close(fd)
-        partial = Path(name)
         try:
-            result = subprocess.run(
-                [GXX, *header_flags, str(INCLUDE_DIR / PCH_HEADER), "-o", str(partial)],
-                capture_output=True,
-                text=True,
-                env=_gxx_env(),
-            )
-            if result.returncode != 0:
-                return None
-            cache.publish_file(partial, header.gch, key)
-        finally:
-            partial.unlink(missing_ok=True)
-        return header
+            return header if cache.verified_file(header.gch, key) else _build_header(header, flags)
+        except OSError as error:  # read-only, full: the modules build without it
+            cache.unusable(error, "write")
+            _pch_refused.add(header.gch)
+            return None
+
+
+def _build_header(header: PrecompiledHeader, flags: list[str]) -> PrecompiledHeader | None:
+    """g++ builds the header into a temporary file beside the entry, sealed and moved into
+    place (`cache.publish_file`); None where g++ fails."""
+    header_flags = [f for f in flags if f != "-shared"]
+    header_flags[header_flags.index("-x") + 1] = "c++-header"
+    at = header_flags.index("-include")
+    del header_flags[at : at + 2]
+    header.folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=header.folder, prefix=cache.TEMP_PREFIX, suffix=".gch")
+    os.close(fd)
+    partial = Path(name)
+    try:
+        result = subprocess.run(
+            [GXX, *header_flags, str(INCLUDE_DIR / PCH_HEADER), "-o", str(partial)],
+            capture_output=True,
+            text=True,
+            env=_gxx_env(),
+        )
+        if result.returncode != 0:
+            return None
+        cache.publish_file(partial, header.gch, header.key)
+    finally:
+        partial.unlink(missing_ok=True)
+    return header
 
 
 def _refuse(header: PrecompiledHeader, why: str) -> None:

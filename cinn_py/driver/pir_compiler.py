@@ -19,9 +19,12 @@ The stages, each timed (`RuntimeProgram.timings`) and dumped under `CINN_PY_DUMP
                 groups stayed apart; unless `build(groups)` is given groups
     lowering    `op_lowering.lower_group` for each FUSED group
     scheduling  `group_schedule.auto_schedule`: the first tactic that takes the group
-                (`ScheduleResult.tactic`), bound guards included; groups whose
+                (`ScheduleResult.tactic`), bound guards included, once per class of
+                groups whose lowered functions are equal up to names (and whose reduce
+                patterns are equal): the others take the first one's schedule renamed to
+                their own names (`driver.kernel_dedup.schedule_once`); then groups whose
                 scheduled functions are equal up to names share one kernel, the first
-                one's (`driver.kernel_dedup`; `FusedKernel.shares`)
+                one's (`kernel_dedup.share_kernels`; `FusedKernel.shares`)
     codegen     the target's renderer (`Target.render`, CUDA C on both compiled targets):
                 every distinct kernel (`fn_<group>`) in one translation unit
     compile     the target's compiler and module loader (`Target.compile`, `.load`:
@@ -45,7 +48,7 @@ from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
 from cinn_py.driver import compile_pool, progress
-from cinn_py.driver.kernel_dedup import launch_of, share_kernels
+from cinn_py.driver.kernel_dedup import launch_of, schedule_once, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CompileError
@@ -210,17 +213,19 @@ class PIRCompiler:
             return result
         target_info = self.target_info()
         with self._timed("scheduling"):
-            for kernel in result.fused:
-                pattern = kernel.group.reduce_pattern  # a RowPattern
-                kernel.scheduled = auto_schedule(kernel.lowered, target_info, pattern)
-                self._dump.write(
-                    f"{kernel.group.name}.scheduled.ir", print_ir(kernel.scheduled.func)
-                )
+            schedules, origins = schedule_once(
+                [k.lowered for k in result.fused],
+                [k.group.reduce_pattern for k in result.fused],  # RowPatterns
+                lambda func, pattern: auto_schedule(func, target_info, pattern),
+            )
+            for kernel, scheduled in zip(result.fused, schedules, strict=True):
+                kernel.scheduled = scheduled
+                self._dump.write(f"{kernel.group.name}.scheduled.ir", print_ir(scheduled.func))
                 self._dump.write(
                     f"{kernel.group.name}.trace.txt",
-                    f"tactic: {kernel.scheduled.tactic}\n{kernel.scheduled.trace}",
+                    f"tactic: {scheduled.tactic}\n{scheduled.trace}",
                 )
-            first = share_kernels([k.scheduled.func for k in result.fused])
+            first = share_kernels([s.func for s in schedules], origins)
             for kernel, index in zip(result.fused, first, strict=True):
                 kernel.shares = None if result.fused[index] is kernel else result.fused[index]
         if until == "scheduled":

@@ -620,7 +620,7 @@ def _identity(path: Path) -> tuple[int, ...] | None:
 
 
 def _warn_unusable(error: OSError, doing: str) -> None:
-    folder = os.environ.get("CINN_PY_CACHE_DIR") or cache.default_cache_dir()
+    folder = cache.cache_folder()
     reason = error.strerror or str(error)
     warnings.warn(
         f"cinn_py cache: cannot {doing} the compiled-program cache in {folder} ({reason}); "

@@ -1,5 +1,6 @@
 """Walking the AST: a Visitor, a Mutator that shares unchanged subtrees, and
-structural equality (exact, or up to a consistent renaming: `canonical_key`).
+structural equality (exact, or up to a consistent renaming: `canonical_key`), and the
+renaming itself (`rename`).
 
 Dispatch is by class name: `visit_Add(self, node)` handles Add; a node kind without
 a method goes to `generic_visit`, which walks its children (the IrNode values of its
@@ -8,6 +9,7 @@ a method goes to `generic_visit`, which walks its children (the IrNode values of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cinn_py.ir.expr import Buffer, IrNode, Tensor, Var
@@ -113,6 +115,13 @@ def canonical_key(node: IrNode) -> tuple[Any, ...]:
     callees, argument order and roles and the schedule (loops, bindings, temps) all
     count. Shared subtrees are keyed once per walk: every name in one was numbered at
     its first visit, so a later visit would give the same key."""
+    return canonical_form(node)[0]
+
+
+def canonical_form(node: IrNode) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """`canonical_key(node)` and the names it numbered, in their numbering order: two
+    trees with one key are equal once the i-th name of one is renamed to the i-th name
+    of the other (`rename`)."""
     names: dict[str, int] = {}
     memo: dict[int, tuple[Any, ...]] = {}
 
@@ -133,4 +142,39 @@ def canonical_key(node: IrNode) -> tuple[Any, ...]:
             return tuple(key_of(v) for v in value)
         return _key_of(value)
 
-    return key_of(node)
+    return key_of(node), tuple(names)
+
+
+def rename(node: IrNode, new_name: Callable[[str], str]) -> IrNode:
+    """`node` with the name of every `NAMED` node in it replaced by `new_name(name)`: the
+    nodes whose name changed, and those above them, rebuilt (through their
+    constructors), the rest shared; a node met twice (one Buffer read in many places)
+    is rebuilt once, so the result shares exactly what `node` shares. `new_name` must be
+    one-to-one on the names of `node` for the result to equal it up to names."""
+    memo: dict[int, IrNode] = {}
+
+    def field(value: Any) -> Any:
+        if isinstance(value, IrNode):
+            return visit(value)
+        if isinstance(value, tuple):
+            items = tuple(field(v) for v in value)
+            return value if all(a is b for a, b in zip(value, items, strict=True)) else items
+        return value
+
+    def visit(value: IrNode) -> IrNode:
+        found = memo.get(id(value))
+        if found is not None:
+            return found
+        named = isinstance(value, NAMED)
+        new = []
+        changed = False
+        for attr in value._fields:
+            item = getattr(value, attr)
+            out = new_name(item) if named and attr == "name" else field(item)
+            changed = changed or (out is not item and out != item)
+            new.append(out)
+        found = type(value)(*new) if changed else value
+        memo[id(value)] = found
+        return found
+
+    return visit(node)

@@ -11,11 +11,13 @@ once must all give right answers too.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import warnings
@@ -26,9 +28,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import cinn_py
 from cinn_py.backends import cache, cuda_emu, emu_build, nvrtc
 from cinn_py.backends.cache import CacheCounts
+from cinn_py.cli import random_feeds
 from cinn_py.errors import CacheWarning, CompileError
+from cinn_py.reference import run_reference
 
 SEAL = 120
 """Bytes of the seal at the end of every entry."""
@@ -541,3 +546,137 @@ def test_concurrent_processes_building_loading_and_damaging(private_cache: Path)
     rejected = sum(int(out.split()[3]) for out, _ in results)
     assert damaged > 0
     assert rejected > 0, "no worker met a damaged entry: the test did not test anything"
+
+
+# ---------------------------------------------------------------------------------------------
+# A folder that cannot be written: read-only or full
+
+FOLDER_ERRORS = [errno.EROFS, errno.EACCES, errno.ENOSPC]
+
+
+def _refuse_writes(monkeypatch: pytest.MonkeyPatch, folder: Path, code: int) -> None:
+    """Every file the cache would make in `folder` fails with `code`, as in a read-only
+    folder (EROFS, EACCES: chmod does not stop root, who runs these tests in places); for
+    a full one (ENOSPC) the temporary file is made and the move into place fails, so the
+    writer must remove it. What is already there can still be read."""
+    real_mkstemp, real_replace = tempfile.mkstemp, os.replace
+
+    def inside(path: object) -> bool:
+        return path is not None and Path(str(path)).resolve().is_relative_to(folder.resolve())
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if inside(dir) and code != errno.ENOSPC:
+            raise OSError(code, os.strerror(code), str(dir))
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    def replace(source, target, *args, **kwargs):
+        if inside(target):
+            raise OSError(code, os.strerror(code), str(target))
+        return real_replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def _files(folder: Path) -> list[Path]:
+    """The entries and temporary files of the kernel kinds (not the seeded header)."""
+    kinds = [folder / k for k in ("cuda-emu", "cubin", "ptx")]
+    return sorted(p for k in kinds if k.is_dir() for p in k.iterdir())
+
+
+def _one_warning_naming_the_folder(record, folder: Path, code: int) -> None:
+    messages = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+    assert len(messages) == 1, messages
+    assert str(folder) in messages[0] and cache.CACHE_DIR_ENV in messages[0]
+    assert os.strerror(code) in messages[0]
+
+
+@pytest.mark.parametrize("code", FOLDER_ERRORS, ids=errno.errorcode.get)
+def test_a_folder_that_cannot_be_written_warns_once_and_compiles_uncached(
+    code: int, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_writes(monkeypatch, private_cache, code)
+    before = cache.stats.snapshot()
+    with pytest.warns(CacheWarning) as record:
+        check(cuda_emu.compile(affine(30)), 30)  # loaded from a copy in the temp folder
+        check(cuda_emu.compile(affine(31)), 31)
+        assert nvrtc.compile(NVRTC_SOURCE, "sm_90")
+    _one_warning_naming_the_folder(record, private_cache, code)
+    assert cache.stats.snapshot() - before == CacheCounts(misses=3)
+    assert _files(private_cache) == []  # no entry, no temporary file left behind
+
+
+@pytest.mark.parametrize("code", FOLDER_ERRORS, ids=errno.errorcode.get)
+def test_a_batch_that_cannot_be_stored_stays_in_the_process(
+    code: int, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_writes(monkeypatch, private_cache, code)
+    with pytest.warns(CacheWarning, match=cache.CACHE_DIR_ENV):
+        assert cuda_emu.prebuild([affine(32), affine(33)]) == 2
+    before = cache.stats.snapshot()
+    for value in (32, 33):
+        check(cuda_emu.compile(affine(value)), value)
+    assert cache.stats.snapshot() - before == CacheCounts(hits=2)  # no g++ run again
+    assert _files(private_cache) == []
+
+
+def test_a_precompiled_header_that_cannot_be_written_is_done_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "bare"  # no seeded header: it would be built here
+    monkeypatch.setenv(cache.CACHE_DIR_ENV, str(folder))
+    _refuse_writes(monkeypatch, folder, errno.EROFS)
+    with pytest.warns(CacheWarning) as record:
+        check(cuda_emu.compile(affine(34)), 34)
+    _one_warning_naming_the_folder(record, folder, errno.EROFS)
+    assert not list(folder.rglob("*.gch"))
+
+
+def test_a_read_only_folder_still_gives_its_entries(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check(cuda_emu.compile(affine(35)), 35)
+    nvrtc.compile(NVRTC_SOURCE, "sm_90")
+    entries = _files(private_cache)
+    cache.forget()
+    _refuse_writes(monkeypatch, private_cache, errno.EROFS)
+    before = cache.stats.snapshot()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        check(cuda_emu.compile(affine(35)), 35)
+        nvrtc.compile(NVRTC_SOURCE, "sm_90")
+    assert cache.stats.snapshot() - before == CacheCounts(hits=2)
+    assert _files(private_cache) == entries
+
+
+def test_a_write_stopped_halfway_leaves_no_entry_and_no_temporary_file(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write killed between the content and the seal (here an interrupt; a full disk
+    is the OSError case above) publishes nothing: the entry is whole or absent."""
+
+    def interrupted(content: bytes, key: str) -> bytes:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch, pytest.raises(KeyboardInterrupt):
+        patch.setattr(cache, "seal", interrupted)
+        nvrtc.compile(NVRTC_SOURCE, "sm_90")
+    assert _files(private_cache) == []
+    assert nvrtc.compile(NVRTC_SOURCE, "sm_90") and len(_files(private_cache)) == 1
+
+
+def test_a_program_compiles_and_runs_beside_a_full_cache(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CINN_PY_CACHE", "0")  # the kernel cache's warning alone
+    program = cinn_py.load(
+        str(Path(__file__).parents[1] / "fixtures/programs/softmax_axes/program.pir")
+    )
+    _refuse_writes(monkeypatch, private_cache, errno.ENOSPC)
+    feeds = random_feeds(program, np.random.default_rng(3))
+    with pytest.warns(CacheWarning) as record:
+        got = cinn_py.compile(program, "cuda-emu").run(feeds)
+    _one_warning_naming_the_folder(record, private_cache, errno.ENOSPC)
+    for a, b in zip(got.values(), run_reference(program, feeds), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert _files(private_cache) == []

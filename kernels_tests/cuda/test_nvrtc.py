@@ -10,7 +10,7 @@ import pytest
 from kernel_cases import CASES, KernelCase
 
 from cinn_py.backends import cache, cuda_headers, cuda_module, nvrtc
-from cinn_py.errors import CompileError
+from cinn_py.errors import CacheWarning, CompileError
 
 KERNELS = sorted((Path(__file__).parent / "kernels").glob("*.cu"))
 ARCHS = ("sm_80", "sm_90")
@@ -231,13 +231,13 @@ def test_writes_are_atomic_and_leave_no_temp_files(hermetic_cache):
     assert len(files) == 4 and all(f.endswith(".cubin") and not f.startswith(".") for f in files)
 
 
-def test_a_failed_write_leaves_nothing(hermetic_cache, monkeypatch):
+def test_a_failed_write_warns_compiles_and_leaves_nothing(hermetic_cache, monkeypatch):
     def fail(*args):
         raise OSError("disk full")
 
     monkeypatch.setattr(cache.os, "replace", fail)
-    with pytest.raises(OSError, match="disk full"):
-        nvrtc.compile(SIMPLE, "sm_90")
+    with pytest.warns(CacheWarning, match="disk full"):
+        assert nvrtc.compile(SIMPLE, "sm_90").startswith(b"\x7fELF")
     assert os.listdir(hermetic_cache / "cubin") == []
 
 

@@ -10,14 +10,19 @@ import pytest
 import cinn_py
 from cinn_py.backends import cache
 from cinn_py.cli import main, random_feeds
+from cinn_py.driver import kernel_dedup, pir_compiler
+from cinn_py.driver.kernel_dedup import Renaming
 from cinn_py.driver.pir_compiler import PIRCompiler
-from cinn_py.ir.visitor import canonical_key
+from cinn_py.ir.group_schedule import auto_schedule
+from cinn_py.ir.visitor import canonical_key, structural_key
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.reference import run_reference
 from cinn_py.tolerances import compare
+from kernels_tests.tool_modules import load_tool
 
 
 def layers(count: int, widths: list[int] | None = None, rows: int = 16) -> Program:
@@ -173,3 +178,112 @@ def test_layers_match_the_reference_whatever_their_count(count):
     exe = cinn_py.compile(program, target="cuda-emu")
     assert len(exe.runtime_program.distinct_kernels) == 1
     check_against_reference(program, exe)
+
+
+# ---- one schedule per class of equal lowered functions ---------------------------------------
+
+gen_big_model = load_tool("gen_big_model")
+TINY = {"seq": 16, "hidden": 64, "heads": 2}
+"""Model sizes small enough to schedule every group of a few layers twice in a test."""
+
+
+def big_model(kind: str, layers: int) -> Program:
+    return parse_program(gen_big_model.program_text(kind, layers, **TINY))
+
+
+def counted_schedules(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions `PIRCompiler` asks `auto_schedule` for, by name, from now on."""
+    calls: list[str] = []
+
+    def counting(func, target, pattern=None):
+        calls.append(func.name)
+        return auto_schedule(func, target, pattern)
+
+    monkeypatch.setattr(pir_compiler, "auto_schedule", counting)
+    return calls
+
+
+@pytest.mark.parametrize(("kind", "few"), [("llama", 1), ("bert", 2)])
+def test_eight_layers_schedule_as_many_functions_as_a_few(kind, few, monkeypatch):
+    """Scheduling runs once per distinct lowered function: as often for 8 layers as for
+    1 (BERT: 2, its first layer's softmax also adds the mask made before it)."""
+    calls = counted_schedules(monkeypatch)
+    small = PIRCompiler(big_model(kind, few), "cuda-emu").stages(until="scheduled")
+    scheduled = list(calls)
+    calls.clear()
+    eight = PIRCompiler(big_model(kind, 8), "cuda-emu").stages(until="scheduled")
+    assert len(calls) == len(scheduled) == len(small.distinct) == len(eight.distinct)
+    assert len(eight.fused) > 3 * len(small.fused)
+    assert all(k.scheduled is not None for k in eight.fused)
+
+
+@pytest.mark.parametrize("kind", ["llama", "bert"])
+def test_a_shared_schedule_is_the_one_the_group_gets_alone(kind, monkeypatch):
+    """Every group that took another's schedule renamed has exactly the function and the
+    trace scheduling it alone gives (its own buffers, loops and temps), and its trace
+    replays on its own lowered function to that function."""
+    calls = counted_schedules(monkeypatch)
+    compiler = PIRCompiler(big_model(kind, 3), "cuda", arch="sm_90")
+    stages = compiler.stages(until="scheduled")
+    assert len(calls) < len(stages.fused)
+    target = compiler.target_info()
+    for kernel in stages.fused:
+        alone = auto_schedule(kernel.lowered, target, kernel.group.reduce_pattern)
+        assert structural_key(kernel.scheduled.func) == structural_key(alone.func)
+        assert str(kernel.scheduled.trace) == str(alone.trace)
+        assert kernel.scheduled.launch == alone.launch
+        replayed = kernel.scheduled.replay(kernel.lowered)
+        assert structural_key(replayed) == structural_key(kernel.scheduled.func)
+    names = {k.scheduled.func.name for k in stages.fused}
+    assert len(names) == len(stages.fused)  # each its own fn_<group>
+
+
+def test_the_renaming_follows_the_names_the_scheduler_makes():
+    renaming = Renaming(
+        ["fn_group_1", "var_2", "var_2_tmp", "i_0"], ["fn_group_5", "var_9", "var_9_tmp", "i_0"]
+    )
+    assert renaming("var_2") == "var_9" and renaming("i_0") == "i_0"
+    assert renaming("var_2_local") == "var_9_local"
+    assert renaming("var_2_tmp_shared_0") == "var_9_tmp_shared_0"
+    assert renaming("fn_group_1_semaphore") == "fn_group_5_semaphore"
+    assert renaming("var_2_local_i0_var_2_local_i1_fused") == "var_9_local_i0_var_9_local_i1_fused"
+    assert renaming("var_20") == "var_20" and renaming("grid_row") == "grid_row"
+    assert renaming.one_to_one
+    clash = Renaming(["var_2"], ["var_9"])
+    assert clash("var_2") == "var_9" and clash("var_9") == "var_9"  # two names, one name
+    assert not clash.one_to_one
+
+
+def test_a_renaming_that_is_not_one_to_one_schedules_the_group_itself(monkeypatch):
+    calls = counted_schedules(monkeypatch)
+    monkeypatch.setattr(kernel_dedup, "renamed_schedule", lambda *args: None)
+    stages = PIRCompiler(layers(4), "cuda-emu").stages(until="scheduled")
+    assert len(calls) == 4
+    assert [k.kernel.group.name for k in stages.fused] == ["group_1"] * 4
+
+
+def test_transposed_inputs_are_tiled_in_reading_order_whatever_their_names(monkeypatch):
+    """Layers adding two transposed inputs: where the second input's number has one digit
+    more (`var_9`, `var_10`), its name sorts first; the tile schedule takes the inputs in
+    the order the group reads them, so every layer gets one schedule and one kernel."""
+    program = Program()
+    b = Builder(program)
+    for i in range(3):  # so that a layer reads var_9 and var_10
+        b.op("pd_op.data", name=f"unused{i}", shape=[1], dtype=DataType.FLOAT32)
+    x = b.op("pd_op.data", name="x", shape=[64, 64], dtype=DataType.FLOAT32)
+    w = b.op("pd_op.data", name="w", shape=[64, 64], dtype=DataType.FLOAT32)
+    for i in range(3):
+        y = b.op("pd_op.data", name=f"y{i}", shape=[64, 64], dtype=DataType.FLOAT32)
+        t = b.op("pd_op.transpose", x, perm=[1, 0])
+        x = b.op("pd_op.matmul", b.op("pd_op.add", t, b.op("pd_op.transpose", y, perm=[1, 0])), w)
+    calls = counted_schedules(monkeypatch)
+    compiler = PIRCompiler(program, "cuda-emu")
+    stages = compiler.stages(until="scheduled")
+    inputs = [[a.name for a in k.lowered.args[:2]] for k in stages.fused]
+    assert any(sorted(names) != names for names in inputs)  # the orders differ somewhere
+    assert len(calls) == 1 and len(stages.distinct) == 1
+    for kernel, names in zip(stages.fused, inputs, strict=True):
+        alone = auto_schedule(kernel.lowered, compiler.target_info(), kernel.group.reduce_pattern)
+        tiled = [s.inputs[1][1] for s in alone.trace if s.primitive == "cache_tile"]
+        assert tiled == names
+        assert str(kernel.scheduled.trace) == str(alone.trace)

@@ -51,7 +51,8 @@ PAD = 1
 @dataclass(frozen=True)
 class TilePlan:
     """Which block to tile, the output dim `dim` its transposed reads walk along their
-    innermost dim, and the inputs read that way."""
+    innermost dim, and the inputs read that way, in the order the block first reads
+    them (never by name: groups equal up to names get one schedule, `kernel_dedup`)."""
 
     block: str
     dim: int
@@ -123,7 +124,7 @@ def _plan(func: LoweredFunc) -> TilePlan | str:
             f"the transposed dims ({extents[dim]} and {extents[-1]}) are not both a tile "
             f"({TILE}) long"
         )
-    chosen = tuple(sorted(n for n, d in walked.items() if d == dim))
+    chosen = tuple(n for n, d in walked.items() if d == dim)  # in reading order, not by name
     return TilePlan(block.name, dim, chosen)
 
 
