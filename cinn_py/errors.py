@@ -115,6 +115,11 @@ class FeedError(CinnError):
         super().__init__(f"feed '{name}': expected {expected}, got {got}")
 
 
+class CacheError(CinnError):
+    """A cache operation asked for explicitly (`cinn-py cache clear`) that the folder
+    refused: names the folder, what failed and the variable that moves it."""
+
+
 class CacheWarning(UserWarning):
     """A kernel-cache entry that failed verification (empty, truncated, damaged, another
     key's): it names the entry and what was wrong; the entry is removed and rebuilt."""

@@ -720,6 +720,25 @@ def test_cache_info_and_clear(capsys, monkeypatch, tmp_path):
     assert out.splitlines()[-1] == "total: 0 entries, 0 B"
 
 
+def test_cache_clear_of_a_folder_that_refuses_is_one_line(capsys, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from cinn_py.backends import cache
+
+    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path / "cache"))
+    cache.write("cubin", cache.cache_key("a"), ".cubin", b"x" * 30)
+
+    def refused(self, missing_ok=False):  # root ignores chmod: a read-only folder, simulated
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "unlink", refused)
+    code, out, err = run_cli(capsys, "cache", "clear")
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"cannot clear the cache folder {tmp_path / 'cache' / 'cubin'}" in err
+    assert "Permission denied" in err and "CINN_PY_CACHE_DIR chooses another" in err
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly(capsys, monkeypatch):
     def closed_pipe(args):
         raise BrokenPipeError

@@ -132,9 +132,19 @@ step_setup() {
         echo "no islpy and no .whl/islpy-*.whl: run 'tools/gpu_check.sh wheels' here, then carry .whl" >&2
         exit 2
     fi
-    local wheel name missing=()
+    local wheel name missing=() abi
+    # the wheels are for the device's CPython 3.12: one built for another Python is left
+    # out here (a developer's machine with .whl/ present), the pure-Python ones never
+    abi="cp$("$PY" -c 'import sys; print("%d%d" % sys.version_info[:2])')"
     for wheel in .whl/*.whl; do
         [[ -e "$wheel" ]] || continue
+        case "$(basename "$wheel")" in
+        *-py3-none-any.whl | *-"$abi"-*) ;;
+        *)
+            echo "not for this Python ($abi): $wheel"
+            continue
+            ;;
+        esac
         name="$(basename "$wheel")"
         name="${name%%-*}"
         case "$name" in # the import name of each wheel's distribution

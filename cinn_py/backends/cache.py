@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cinn_py.errors import CacheWarning
+from cinn_py.errors import CacheError, CacheWarning
 
 CACHE_DIR_ENV = "CINN_PY_CACHE_DIR"
 TEMP_PREFIX = ".tmp-"
@@ -464,6 +464,11 @@ def clear(kind: str | None = None) -> int:
                 removed += 1
             except FileNotFoundError:
                 pass
+            except OSError as error:  # a read-only or foreign folder: say so, once
+                raise CacheError(
+                    f"cannot clear the cache folder {folder} ({error.strerror or error}; "
+                    f"removed {removed} entries first); {CACHE_DIR_ENV} chooses another"
+                ) from None
         for path in temporary:
             try:
                 if now - path.stat().st_mtime > STALE_TEMP_S:

@@ -232,6 +232,7 @@ def test_a_shared_schedule_is_the_one_the_group_gets_alone(kind, monkeypatch):
         assert structural_key(kernel.scheduled.func) == structural_key(alone.func)
         assert str(kernel.scheduled.trace) == str(alone.trace)
         assert kernel.scheduled.launch == alone.launch
+        assert kernel.scheduled.tactic == alone.tactic
         replayed = kernel.scheduled.replay(kernel.lowered)
         assert structural_key(replayed) == structural_key(kernel.scheduled.func)
     names = {k.scheduled.func.name for k in stages.fused}
