@@ -194,13 +194,7 @@ def _make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also say why each pair of groups linked by a value was not merged",
     )
-    groups.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME=DIMS",
-        help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
-    )
+    _add_shape_option(groups)
     groups.set_defaults(handler=_cmd_groups)
 
     ir = commands.add_parser("ir", help="print the loop IR of every fused group")
@@ -229,13 +223,7 @@ def _make_parser() -> argparse.ArgumentParser:
     perf.add_argument(
         "--arch", default=perf_report.DEFAULT_ARCH, help="the GPU arch NVRTC builds for"
     )
-    perf.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME=DIMS",
-        help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
-    )
+    _add_shape_option(perf)
     perf.set_defaults(handler=_cmd_perf)
 
     kept = commands.add_parser("cache", help="show or clear the compiled-program and kernel caches")
@@ -245,7 +233,7 @@ def _make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_compile_options(parser: argparse.ArgumentParser) -> None:
+def _add_shape_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shape",
         action="append",
@@ -253,6 +241,10 @@ def _add_compile_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=DIMS",
         help="the shape of feed NAME, e.g. x=2x3 (for its -1 dims; repeatable)",
     )
+
+
+def _add_compile_options(parser: argparse.ArgumentParser) -> None:
+    _add_shape_option(parser)
     parser.add_argument(
         "--target",
         choices=COMPILED_TARGETS,
