@@ -13,6 +13,12 @@ casts, arithmetic and `full_int_array` of those stay shape values, read by resha
 expand, full_with_tensor and arange. An op no rule models gets a fresh symbol for each
 -1 dim of its declared type ("unknown: from pd_op.einsum (%12)"), never an error.
 
+The rules are the ops' own: an entry's `symbolic_meta` (a `Rule`: its results' shapes)
+and `symbolic_value` (a `ValueRule`: its result as a shape value) name functions of this
+module, as `infer_meta` names those of `infer_meta.py`. An entry without `symbolic_meta`
+is covered by its pattern (ELEMENTWISE broadcasts) or trait (PROGRAM_OUTPUT passes its
+operand through), or gets fresh symbols.
+
 `check_feed_constraints(program, feed_shapes)` evaluates the constraints for the
 feeds' dims and raises `FeedConstraintError` (a FeedError) naming the feeds, their
 dims and the op that requires it: what `CompiledProgram` does before it compiles a
@@ -117,6 +123,7 @@ class ShapeAnalysis:
         """Shape values: the elements of an integer tensor the program computes from shapes."""
         self._vectors: dict[int, list[Shape | None]] = {}
         self._parent: dict[Sym, DimExpr] = {}
+        self._feeds: set[int] = set()
         for op in program.block:
             self._visit(op)
 
@@ -216,7 +223,7 @@ class ShapeAnalysis:
                 if shape is None:
                     continue
                 dynamic = DYNAMIC in result.type.dims
-                if dynamic or op.name == "pd_op.data" or id(result) in outputs:
+                if dynamic or id(result) in self._feeds or id(result) in outputs:
                     dims = ", ".join(str(d) for d in shape)
                     lines.append(f"  {self.names(result)} = {op.name}: [{dims}]")
         lines.append("constraints:")
@@ -228,10 +235,8 @@ class ShapeAnalysis:
     # ---- the walk --------------------------------------------------------------------
 
     def _visit(self, op: Operation) -> None:
-        if op.name == "pd_op.data":
-            self._data(op)
-            return
-        rule = _RULES.get(op.name) or _generic_rule(op)
+        op_def = op.op_def
+        rule = (op_def is not None and op_def.symbolic_meta) or _generic_rule(op)
         shapes: list[Shape | None] = []
         if rule is not None:
             try:
@@ -277,12 +282,13 @@ class ShapeAnalysis:
         self.symbols[symbol] = SymbolSource(None, None, f"unknown: from {op.name} ({where})")
         return symbol
 
-    def _data(self, op: Operation) -> None:
+    def feed(self, op: Operation) -> Shape | None:
+        """A feed's dims: a symbol for each -1 dim, named after the feed's dim."""
         result = op.result()
         if not isinstance(result.type, DenseTensorType):
-            return
+            return None
         name = str(op.attr("name"))
-        dims = []
+        dims: list[DimExpr] = []
         for axis, d in enumerate(result.type.dims):
             if d == DYNAMIC:
                 symbol = Sym(len(self.symbols))
@@ -290,7 +296,8 @@ class ShapeAnalysis:
                 dims.append(symbol)
             else:
                 dims.append(Const(d))
-        self._shapes[id(result)] = tuple(dims)
+        self._feeds.add(id(result))
+        return tuple(dims)
 
     def require(self, kind: Kind, lhs: DimExpr, rhs: DimExpr, op: Operation, why: str) -> None:
         """Record a constraint (unless it holds trivially); an equality with a symbol
@@ -405,9 +412,17 @@ def _axis(axis: int, rank: int) -> int:
 # ---- tensor rules: op -> its results' shapes -----------------------------------------
 
 Rule = Callable[[ShapeAnalysis, Operation], "Sequence[Shape | None] | None"]
+"""An op's `symbolic_meta`: its results' shapes (None for a result it does not model;
+`_Unmodeled` and malformed ops: the declared dims, each -1 a fresh symbol). The rules
+below are set in the ops' entries (`cinn_py/ops/`), as infer_meta functions are."""
 
 
-def _same_as_first(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def feed_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+    """pd_op.data: a symbol for each -1 dim (`S0 = x.shape[0]`)."""
+    return [sa.feed(op)]
+
+
+def same_as_first(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [sa.operand_shape(op, 0)] * op.num_results
 
 
@@ -426,11 +441,11 @@ def _generic_rule(op: Operation) -> Rule | None:
     if op_def is not None and op_def.pattern is OpPatternKind.ELEMENTWISE:
         return _elementwise
     if op_def is not None and op_def.has_trait(Trait.PROGRAM_OUTPUT):
-        return _same_as_first
+        return same_as_first
     return None
 
 
-def _matmul(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def matmul_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x, y = list(sa.operand_shape(op, 0)), list(sa.operand_shape(op, 1))
     if not x or not y:
         raise _Unmodeled("0-D matmul operand")
@@ -447,7 +462,7 @@ def _matmul(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(out)]
 
 
-def _reshape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def reshape_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     target = sa.ints(op, "shape")
     out: list[DimExpr] = []
@@ -472,12 +487,12 @@ def _reshape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(out)]
 
 
-def _transpose(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def transpose_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     return [tuple(x[_axis(p, len(x))] for p in op.attr("perm"))]
 
 
-def _unsqueeze(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def unsqueeze_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = list(sa.operand_shape(op, 0))
     for axis in (d.value_or_raise() for d in sa.ints(op, "axis")):
         at = axis + len(x) + 1 if axis < 0 else axis
@@ -487,7 +502,7 @@ def _unsqueeze(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(x), *([None] * (op.num_results - 1))]
 
 
-def _squeeze(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def squeeze_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     axes = {_axis(d.value_or_raise(), len(x)) for d in sa.ints(op, "axis")}
     if not axes:
@@ -495,7 +510,7 @@ def _squeeze(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(d for i, d in enumerate(x) if i not in axes or d != Const(1))]
 
 
-def _concat(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def concat_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     shapes = sa.vector(op, 0)
     (axis_dim,) = sa.ints(op, "axis")
     axis = _axis(axis_dim.value_or_raise(), len(shapes[0]))
@@ -525,7 +540,7 @@ def _slice_extent(dim: DimExpr, start: int, end: int) -> DimExpr:
     return dim_max(stop - begin, 0)
 
 
-def _slice(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def slice_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = list(sa.operand_shape(op, 0))
     starts = [d.value_or_raise() for d in sa.ints(op, "starts")]
     ends = [d.value_or_raise() for d in sa.ints(op, "ends")]
@@ -536,7 +551,7 @@ def _slice(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(d for i, d in enumerate(x) if i not in drop)]
 
 
-def _stack(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def stack_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     shapes = sa.vector(op, 0)
     axis = op.attr("axis", 0)
     first = list(shapes[0])
@@ -545,14 +560,14 @@ def _stack(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(first)]
 
 
-def _from_shape_operand(key: str) -> Rule:
+def from_shape_operand(key: str) -> Rule:
     def rule(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
         return [tuple(sa.ints(op, key))]
 
     return rule
 
 
-def _expand(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def expand_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     target = sa.ints(op, "shape")
     if len(target) < len(x):
@@ -571,20 +586,20 @@ def _expand(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(out)]
 
 
-def _expand_as(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def expand_as_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     if op.operand_value(1) is not None:
         return [sa.operand_shape(op, 1)]
     return [tuple(_as_dims(op.attr("target_shape")))]
 
 
-def _arange(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def arange_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     (start,), (end,), (step,) = (sa.ints(op, k) for k in ("start", "end", "step"))
     if not isinstance(step, Const) or step.value <= 0:
         raise _Unmodeled("arange with a symbolic or negative step")
     return [(dim_max((end - start + step.value - 1) // step.value, 0),)]
 
 
-def _reduce(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def reduce_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     if op.op_def.has_trait(Trait.AXIS_OPERAND_REDUCTION):
         listed = [d.value_or_raise() for d in sa.ints(op, "axis")]
@@ -598,12 +613,12 @@ def _reduce(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [tuple(out)]
 
 
-def _embedding(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def embedding_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x, w = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
     return [(*x, w[-1])]
 
 
-def _flatten(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def flatten_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     if not x:
         return [(Const(1),)]
@@ -611,7 +626,7 @@ def _flatten(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [(*x[:start], _product(x[start : stop + 1]), *x[stop + 1 :])]
 
 
-def _split_with_num(sa: ShapeAnalysis, op: Operation) -> None:
+def split_with_num_shape(sa: ShapeAnalysis, op: Operation) -> None:
     x = sa.operand_shape(op, 0)
     (axis_dim,) = sa.ints(op, "axis")
     axis = _axis(axis_dim.value_or_raise(), len(x))
@@ -621,19 +636,19 @@ def _split_with_num(sa: ShapeAnalysis, op: Operation) -> None:
     sa._vectors[id(op.result())] = [part] * num
 
 
-def _combine(sa: ShapeAnalysis, op: Operation) -> None:
+def combine_shape(sa: ShapeAnalysis, op: Operation) -> None:
     sa._vectors[id(op.result())] = [
         None if v is None else sa._shapes.get(id(v)) for v in op.operand_values()
     ]
 
 
-def _split(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+def split_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     value = op.operand_value(0)
     items = None if value is None else sa._vectors.get(id(value))
     return list(items or [])
 
 
-def _batch_first(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+def batch_first_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     """pool2d: the batch dim is the input's, the others as declared (pooled sizes are not
     modelled yet)."""
     x = sa.operand_shape(op, 0)
@@ -649,7 +664,7 @@ def _batch_first(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     return out
 
 
-def _norm(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+def norm_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     """layer_norm / fused_rms_norm_quant: out (and residual_out) like x, the statistics
     over the dims before begin_norm_axis."""
     x = sa.operand_shape(op, 0)
@@ -661,7 +676,7 @@ def _norm(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     return out
 
 
-def _conv(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+def conv_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     """conv2d (NCHW): [N, O, (H + pads - dilated kernel) // stride + 1, ...]."""
     x, w = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
     if op.attr("data_format", "NCHW") not in ("NCHW", "AnyLayout") or len(x) != 4:
@@ -685,7 +700,7 @@ def _conv(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     return [(x[0], w[0], *sizes)]
 
 
-def _batch_norm(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+def batch_norm_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     """out like x; the statistics as declared, the reserve space as computed (empty)."""
     meta = op.op_def.computed_meta
     computed = list(meta(InferContext.of(op))) if meta is not None else []
@@ -696,102 +711,101 @@ def _batch_norm(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     return [sa.operand_shape(op, 0), *rest]
 
 
-_RULES: dict[str, Rule] = {
-    "pd_op.matmul": _matmul,
-    "pd_op.reshape": _reshape,
-    "pd_op.transpose": _transpose,
-    "pd_op.unsqueeze": _unsqueeze,
-    "pd_op.squeeze": _squeeze,
-    "pd_op.concat": _concat,
-    "pd_op.slice": _slice,
-    "pd_op.stack": _stack,
-    "pd_op.expand": _expand,
-    "pd_op.expand_as": _expand_as,
-    "pd_op.full_with_tensor": _from_shape_operand("shape"),
-    "pd_op.arange": _arange,
-    "pd_op.embedding": _embedding,
-    "pd_op.flatten": _flatten,
-    "pd_op.split_with_num": _split_with_num,
-    "builtin.combine": _combine,
-    "builtin.split": _split,
-    "pd_op.softmax": _same_as_first,
-    "pd_op.log_softmax": _same_as_first,
-    "pd_op.dropout": _same_as_first,
-    "pd_op.assign": _same_as_first,
-    "pd_op.layer_norm": _norm,
-    "pd_op.fused_rms_norm_quant": _norm,
-    "pd_op.conv2d": _conv,
-    "pd_op.depthwise_conv2d": _conv,
-    "pd_op.pool2d": _batch_first,
-    "pd_op.batch_norm_": _batch_norm,
-    "pd_op.batch_norm": _batch_norm,
-    **{
-        f"pd_op.{name}": _reduce
-        for name in ("sum", "mean", "max", "min", "prod", "all", "any", "logsumexp")
-    },
-}
-"""The ops whose result shapes the analysis computes, by name (ELEMENTWISE ops and the
-program's outputs are covered by pattern and trait)."""
-
-
 # ---- shape values: integer tensors computed from shapes ------------------------------
 
 
+ValueRule = Callable[[ShapeAnalysis, Operation], "list[DimExpr] | None"]
+"""An op's `symbolic_value`: the elements of its result as a shape value, None where it
+is not one (a SHAPE_ONLY op's is its operand's shape, whatever its entry says)."""
+
+
 def _value_rule(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
-    name = op.name
-    if op.op_def is not None and op.op_def.has_trait(Trait.SHAPE_ONLY):
-        return list(sa.operand_shape(op, 0))
-    if name in ("pd_op.full_int_array", "pd_op.full"):
-        result = op.result().type
-        if not result.data_type.is_integer or (name == "pd_op.full" and len(result.dims) > 1):
-            return None
-        return _as_dims(constant_of(op.result()))
-    operands = [v for v in op.operand_values() if v is not None]
-    if not operands or id(operands[0]) not in sa._values and name not in _STACKS:
+    op_def = op.op_def
+    if op_def is None:
         return None
-    source = sa._values.get(id(operands[0]))
-    if name == "pd_op.slice":
-        starts = [d.value_or_raise() for d in sa.ints(op, "starts")]
-        ends = [d.value_or_raise() for d in sa.ints(op, "ends")]
-        if list(op.attr("axes")) != [0] or source is None:
+    if op_def.has_trait(Trait.SHAPE_ONLY):
+        return list(sa.operand_shape(op, 0))
+    rule = op_def.symbolic_value
+    return None if rule is None else rule(sa, op)
+
+
+def _source(sa: ShapeAnalysis, op: Operation) -> Shape | None:
+    """The shape value the op's first operand holds, if it is one."""
+    operands = [v for v in op.operand_values() if v is not None]
+    return sa._values.get(id(operands[0])) if operands else None
+
+
+def full_value(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+    """full_int_array / full: an integer constant of rank 0 or 1."""
+    result = op.result().type
+    if not result.data_type.is_integer or len(result.dims) > 1:
+        return None
+    return _as_dims(constant_of(op.result()))
+
+
+def slice_value(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+    """A slice along axis 0 of a shape value, constant starts and ends."""
+    source = _source(sa, op)
+    if source is None:
+        return None
+    starts = [d.value_or_raise() for d in sa.ints(op, "starts")]
+    ends = [d.value_or_raise() for d in sa.ints(op, "ends")]
+    if list(op.attr("axes")) != [0]:
+        return None
+    return list(source[slice(starts[0], min(ends[0], len(source)))])
+
+
+def stack_value(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+    """stack / concat of shape values packed by a combine: their elements in order."""
+    operands = [v for v in op.operand_values() if v is not None]
+    combine = operands[0].defining_op if operands else None
+    combine_def = None if combine is None else combine.op_def
+    if combine_def is None or not (
+        combine_def.variadic_operands and combine_def.has_trait(Trait.VECTOR)
+    ):
+        return None  # not packed by builtin.combine: the only VECTOR op of any operands
+    items = [sa._values.get(id(v)) for v in combine.operand_values() if v is not None]
+    if any(item is None for item in items):
+        return None
+    return [d for item in items for d in item]
+
+
+def pass_through_value(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+    """cast, assign, reshape, squeeze, unsqueeze: the operand's elements unchanged."""
+    source = _source(sa, op)
+    return None if source is None else list(source)
+
+
+def scale_value(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+    """x * scale + bias (or (x + bias) * scale) of each element."""
+    source = _source(sa, op)
+    if source is None:
+        return None
+    (scale,) = sa.ints(op, "scale")
+    bias = _as_dims(op.attr("bias", 0.0))[0]
+    if op.attr("bias_after_scale", True):
+        return [d * scale + bias for d in source]
+    return [(d + bias) * scale for d in source]
+
+
+def arithmetic_value(fn: Callable[[DimExpr, DimExpr], DimExpr]) -> ValueRule:
+    """A binary op of two shape values, element by element (a 1-element side broadcast):
+    add (`a + b`), subtract, multiply, floor_divide, maximum (`dim_max`)."""
+
+    def rule(sa: ShapeAnalysis, op: Operation) -> list[DimExpr] | None:
+        operands = [v for v in op.operand_values() if v is not None]
+        source = _source(sa, op)
+        if source is None or len(operands) != 2:
             return None
-        return list(source[slice(starts[0], min(ends[0], len(source)))])
-    if name in _STACKS:
-        combine = operands[0].defining_op
-        if combine is None or combine.name != "builtin.combine":
-            return None
-        items = [sa._values.get(id(v)) for v in combine.operand_values() if v is not None]
-        if any(item is None for item in items):
-            return None
-        return [d for item in items for d in item]
-    if name in ("pd_op.cast", "pd_op.assign", "pd_op.reshape", "pd_op.squeeze", "pd_op.unsqueeze"):
-        return list(source)
-    if name == "pd_op.scale" and source is not None:
-        (scale,) = sa.ints(op, "scale")
-        bias = _as_dims(op.attr("bias", 0.0))[0]
-        if op.attr("bias_after_scale", True):
-            return [d * scale + bias for d in source]
-        return [(d + bias) * scale for d in source]
-    arithmetic = _ARITHMETIC.get(name)
-    if arithmetic is not None and len(operands) == 2:
         other = sa._values.get(id(operands[1]))
         if other is None:
             return None
         if len(source) == 1 or len(other) == 1:
             n = max(len(source), len(other))
             source, other = source * (n // len(source)), other * (n // len(other))
-        return [arithmetic(a, b) for a, b in zip(source, other, strict=True)]
-    return None
+        return [fn(a, b) for a, b in zip(source, other, strict=True)]
 
-
-_STACKS = ("pd_op.stack", "pd_op.concat")
-_ARITHMETIC: dict[str, Callable[[DimExpr, DimExpr], DimExpr]] = {
-    "pd_op.add": lambda a, b: a + b,
-    "pd_op.subtract": lambda a, b: a - b,
-    "pd_op.multiply": lambda a, b: a * b,
-    "pd_op.floor_divide": lambda a, b: a // b,
-    "pd_op.maximum": dim_max,
-}
+    return rule
 
 
 # ---- the public entry points ---------------------------------------------------------
