@@ -4,7 +4,7 @@
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
                               [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
                               [--profile] [--seed N] [--no-cache] [-v]
-    cinn-py groups    PROGRAM [--dot FILE] [--explain] [--shape NAME=2x3 ...]
+    cinn-py groups    PROGRAM [--dot FILE] [--explain] [--symbolic] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
     cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--shape NAME=2x3 ...] [--target T]
     cinn-py perf      PROGRAM [--json] [--arch sm_90] [--shape NAME=2x3 ...]
@@ -25,7 +25,10 @@ self-contained `<group>.cu` per fused group instead, header included.
 
 `groups` prints the program after the compiler's passes with each group as a
 `cinn_op.group` op; `--dot FILE` also writes it as Graphviz, one cluster per group;
-`--explain` adds, after it, why each pair of groups linked by a value was not merged.
+`--explain` adds, after it, why each pair of groups linked by a value was not merged;
+`--symbolic` prints before it the symbolic shape analysis (`pir/shape_analysis.py`):
+each -1 dim's symbol and where it comes from, the symbolic shapes of the feeds, outputs
+and -1-dim values, and the constraints between them.
 
 `perf` compiles every kernel for the GPU with NVRTC (no GPU needed), reads registers,
 spills and shared memory from ptxas and the instructions from cuobjdump's SASS, and
@@ -82,6 +85,7 @@ from cinn_py.perf import report as perf_report
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
 from cinn_py.pir.printer import ValueNames, print_program, value_names
 from cinn_py.pir.program import Program
+from cinn_py.pir.shape_analysis import analyze_shapes
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.runtime.feeds import feed_types, parameter_types
 from cinn_py.runtime.runtime_program import RuntimeProgram
@@ -193,6 +197,11 @@ def _make_parser() -> argparse.ArgumentParser:
         "--explain",
         action="store_true",
         help="also say why each pair of groups linked by a value was not merged",
+    )
+    groups.add_argument(
+        "--symbolic",
+        action="store_true",
+        help="first print the symbols of the -1 dims, the symbolic shapes and the constraints",
     )
     _add_shape_option(groups)
     groups.set_defaults(handler=_cmd_groups)
@@ -394,6 +403,8 @@ def _report_check(
 
 def _cmd_groups(args: argparse.Namespace) -> int:
     program = api.load(args.program)
+    if args.symbolic:
+        sys.stdout.write(analyze_shapes(program).report() + "\n")
     compiler = PIRCompiler(
         program, api.default_target(), feed_shapes=_feed_shapes(program, args.shape)
     )

@@ -115,6 +115,21 @@ class FeedError(CinnError):
         super().__init__(f"feed '{name}': expected {expected}, got {got}")
 
 
+class FeedConstraintError(FeedError):
+    """Feeds whose dims break a constraint the program implies (two dims that must be
+    equal or broadcast, a reshape that must divide): the feeds with their dims, and the
+    op that requires it, with the dims it compares (`cinn_py/pir/shape_analysis.py`)."""
+
+    def __init__(self, feeds: dict[str, tuple[int, ...]], requirement: str) -> None:
+        self.feeds = dict(feeds)
+        self.name = next(iter(self.feeds), "")
+        self.expected = requirement
+        self.got = ", ".join(f"{name} {list(dims)}" for name, dims in self.feeds.items())
+        listed = " and ".join(f"'{name}' {list(dims)}" for name, dims in self.feeds.items())
+        which = "feeds" if len(self.feeds) > 1 else "feed"
+        CinnError.__init__(self, f"{which} {listed}: {requirement}")
+
+
 class CacheError(CinnError):
     """A cache operation asked for explicitly (`cinn-py cache clear`) that the folder
     refused: names the folder, what failed and the variable that moves it."""

@@ -2,8 +2,11 @@
 `cuda-emu`).
 
 It owns one compile (a RuntimeProgram and its Scope) per *signature*: the feeds' shapes
-when the program has -1 dims (each new shape is specialised with `specialize_shapes`
-and compiled on its first run, then reused), a single one otherwise (compiled at once).
+when the program has -1 dims, a single one otherwise (compiled at once). Each new shape
+is first checked against the constraints the program implies (`pir.shape_analysis`,
+its analysis made once), so feeds whose dims cannot work together fail with a FeedError
+naming them and the op before anything compiles; it is then specialised with
+`specialize_shapes`, compiled on its first run and reused.
 Where a result's shape depends on the values of small feeds (an arange whose bounds are
 fed), `specialize_shapes` says which (`DataDependentShape`) and their values join the
 signature: such a program is compiled once per distinct value of those feeds.
@@ -35,6 +38,7 @@ from cinn_py.errors import CinnError, FeedError
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
+from cinn_py.pir.shape_analysis import ShapeAnalysis, analyze_shapes, check_feed_constraints
 from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import describe
 from cinn_py.runtime.feeds import (
@@ -101,6 +105,10 @@ class CompiledProgram:
         self._compiled: dict[tuple[Signature, ValueKey, tuple[int, ...]], _Compiled] = {}
         self._value_feeds: set[str] = set()
         """Feeds whose values some result's shape depends on (found on a first compile)."""
+        self._shapes: ShapeAnalysis | None = None
+        """The symbolic shape analysis of a program with -1 dims (made on its first run)."""
+        self._checked: set[Signature] = set()
+        """Feed shapes already checked against the analysis's constraints."""
         if not self.dynamic:
             self._get((), {}, ())
 
@@ -135,6 +143,11 @@ class CompiledProgram:
         copy_to_host: bool,
     ) -> list[Any]:
         signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
+        if self.dynamic and signature not in self._checked:
+            if self._shapes is None:
+                self._shapes = analyze_shapes(self.program)
+            check_feed_constraints(self.program, dict(signature), self._shapes)
+            self._checked.add(signature)
         while True:
             fed = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
             try:

@@ -31,6 +31,7 @@ import numpy as np
 
 from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, FloatAttribute, StrAttribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, attr, operand
@@ -223,6 +224,7 @@ def _batch_norm(name: str) -> OpDef:
         computed_meta=computed_batch_norm,
         kernel=batch_norm,
         decompose=decompose_batch_norm,
+        symbolic_meta=sym.batch_norm_shape,
     )
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from cinn_py.hlir.op_lowering.compute import Compute, Lowered, Vector
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, Int32Attribute, StrAttribute
 from cinn_py.pir.op_def import ArrayOf, InferContext, OpDef, attr, operand
 from cinn_py.pir.traits import OpPatternKind, Trait
@@ -181,6 +182,7 @@ OPS = [
         infer_meta=_infer_combine,
         kernel=combine,
         lowering=OpLowering(_lower_combine),
+        symbolic_meta=sym.combine_shape,
     ),
     OpDef(
         "builtin.split",
@@ -191,6 +193,7 @@ OPS = [
         infer_meta=_infer_split,
         kernel=unpack,
         lowering=OpLowering(_lower_split),
+        symbolic_meta=sym.split_shape,
     ),
     OpDef(
         "builtin.slice",

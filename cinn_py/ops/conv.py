@@ -38,6 +38,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from cinn_py.errors import ShapeError, ShapeVerifyError
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import Int32Attribute, StrAttribute
 from cinn_py.pir.op_def import ArrayOf, InferContext, OpDef, attr, operand
 from cinn_py.pir.traits import OpPatternKind
@@ -387,6 +388,7 @@ def _conv(name: str, groups_first: bool) -> OpDef:
         pattern=OpPatternKind.NON_FUSIBLE,
         infer_meta=infer_conv,
         kernel=conv2d,
+        symbolic_meta=sym.conv_shape,
     )
 
 

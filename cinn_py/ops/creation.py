@@ -17,6 +17,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import const
 from cinn_py.ir.expr import EQ, Expr, IntImm, Select
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import (
     DataTypeAttribute,
     DoubleAttribute,
@@ -130,6 +131,7 @@ OPS = [
         infer_meta=_infer_full,
         kernel=full,
         lowering=OpLowering(_lower_full),
+        symbolic_value=sym.full_value,
     ),
     OpDef(
         "pd_op.full_like",
@@ -156,6 +158,7 @@ OPS = [
         infer_meta=_infer_full_int_array,
         kernel=full_int_array,
         lowering=OpLowering(_lower_full_int_array),
+        symbolic_value=sym.full_value,
     ),
     OpDef(
         "pd_op.assign",
@@ -164,5 +167,7 @@ OPS = [
         infer_meta=im.unchanged,
         kernel=assign,
         lowering=OpLowering(_lower_assign),
+        symbolic_meta=sym.same_as_first,
+        symbolic_value=sym.pass_through_value,
     ),
 ]

@@ -47,6 +47,7 @@ position); here sqrt(+inf) is +inf, as IEEE and Paddle's GPU kernels give.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -86,7 +87,9 @@ from cinn_py.ir.expr import (
     Sub,
 )
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, DataTypeAttribute, FloatAttribute, Int32Attribute
+from cinn_py.pir.dim_expr import dim_max
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import AttrSpec, InferContext, InferMeta, OpDef, attr, operand
 from cinn_py.pir.passes.decompose import DecomposeRule
@@ -533,6 +536,7 @@ def unary_op(
     infer: InferMeta = im.unchanged,
     attributes: tuple[AttrSpec, ...] = (),
     decompose: DecomposeRule | None = None,
+    symbolic_value: sym.ValueRule | None = None,
 ) -> OpDef:
     """The entry of a unary elementwise op `pd_op.<name>` of one tensor `x` (its result
     typed like x unless `infer` says otherwise)."""
@@ -545,11 +549,16 @@ def unary_op(
         kernel=kernel,
         lowering=lowering,
         decompose=decompose,
+        symbolic_value=symbolic_value,
     )
 
 
 def _binary(
-    name: str, kernel: Kernel, lowering: OpLowering, infer: InferMeta = im.elementwise_binary
+    name: str,
+    kernel: Kernel,
+    lowering: OpLowering,
+    infer: InferMeta = im.elementwise_binary,
+    symbolic_value: sym.ValueRule | None = None,
 ) -> OpDef:
     return OpDef(
         f"pd_op.{name}",
@@ -558,6 +567,7 @@ def _binary(
         infer_meta=infer,
         kernel=kernel,
         lowering=lowering,
+        symbolic_value=symbolic_value,
     )
 
 
@@ -626,6 +636,7 @@ OPS = [
         OpLowering(_lower_cast, any_dtype),
         _infer_cast,
         (attr("dtype", DataTypeAttribute),),
+        symbolic_value=sym.pass_through_value,
     ),
     OpDef(
         "pd_op.scale",
@@ -641,6 +652,7 @@ OPS = [
         infer_meta=im.unchanged,
         kernel=scale,
         lowering=OpLowering(_lower_scale, numeric),
+        symbolic_value=sym.scale_value,
     ),
     OpDef(
         "pd_op.clip",
@@ -654,14 +666,39 @@ OPS = [
         kernel=clip,
         lowering=OpLowering(_lower_clip, numeric),
     ),
-    _binary("add", binary(np.add), binary_lowering(Add)),
-    _binary("subtract", binary(np.subtract), binary_lowering(Sub)),
-    _binary("multiply", binary(np.multiply), binary_lowering(Mul)),
+    _binary(
+        "add",
+        binary(np.add),
+        binary_lowering(Add),
+        symbolic_value=sym.arithmetic_value(operator.add),
+    ),
+    _binary(
+        "subtract",
+        binary(np.subtract),
+        binary_lowering(Sub),
+        symbolic_value=sym.arithmetic_value(operator.sub),
+    ),
+    _binary(
+        "multiply",
+        binary(np.multiply),
+        binary_lowering(Mul),
+        symbolic_value=sym.arithmetic_value(operator.mul),
+    ),
     _binary("divide", binary(divide), binary_lowering(Div)),
     # integers: x // 0 = 0, MIN // -1 = MIN
-    _binary("floor_divide", binary(np.floor_divide), binary_lowering(floor_divide_expr)),
+    _binary(
+        "floor_divide",
+        binary(np.floor_divide),
+        binary_lowering(floor_divide_expr),
+        symbolic_value=sym.arithmetic_value(operator.floordiv),
+    ),
     _binary("remainder", binary(remainder), binary_lowering(remainder_expr)),
-    _binary("maximum", binary(np.maximum), binary_lowering(nan_max)),
+    _binary(
+        "maximum",
+        binary(np.maximum),
+        binary_lowering(nan_max),
+        symbolic_value=sym.arithmetic_value(dim_max),
+    ),
     _binary("minimum", binary(np.minimum), binary_lowering(nan_min)),
     _binary("elementwise_pow", binary(power), binary_lowering(power_expr)),
     _compare("equal", np.equal, EQ),

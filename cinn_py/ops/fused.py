@@ -25,6 +25,7 @@ import numpy as np
 from cinn_py.errors import UnsupportedOpError
 from cinn_py.ops.activation import silu
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import FloatAttribute, Int32Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, attr, operand
@@ -234,5 +235,6 @@ OPS = [
         infer_meta=_infer_fused_rms_norm,
         kernel=_fused_rms_norm_kernel,
         decompose=_decompose_fused_rms_norm,
+        symbolic_meta=sym.norm_shape,
     ),
 ]

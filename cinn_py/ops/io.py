@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import (
     DataTypeAttribute,
     Int32Attribute,
@@ -65,6 +66,7 @@ OPS = [
         ),
         infer_meta=_infer_data,
         kernel=data,
+        symbolic_meta=sym.feed_shape,
     ),
     OpDef(
         "pd_op.fetch",

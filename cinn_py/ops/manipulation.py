@@ -31,6 +31,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import convert
 from cinn_py.ir.expr import EQ, LT, Add, Div, Expr, IntImm, Mod, Mul, Select
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import Int32Attribute, Int64Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import (
@@ -874,6 +875,8 @@ def _injective(
     attributes: tuple[AttrSpec, ...] = (),
     pattern: OpPatternKind = OpPatternKind.INJECTIVE,
     traits: frozenset[Trait] = frozenset(),
+    symbolic_meta: sym.Rule | None = None,
+    symbolic_value: sym.ValueRule | None = None,
 ) -> OpDef:
     return OpDef(
         f"pd_op.{name}",
@@ -884,6 +887,8 @@ def _injective(
         infer_meta=infer,
         kernel=kernel,
         lowering=OpLowering(lower),
+        symbolic_meta=symbolic_meta,
+        symbolic_value=symbolic_value,
     )
 
 
@@ -897,6 +902,8 @@ OPS = [
         reshape,
         _lower_reshape,
         traits=_RESHAPE,
+        symbolic_meta=sym.reshape_shape,
+        symbolic_value=sym.pass_through_value,
     ),
     _injective(
         "squeeze",
@@ -905,6 +912,8 @@ OPS = [
         squeeze,
         _lower_reshape,
         traits=_RESHAPE,
+        symbolic_meta=sym.squeeze_shape,
+        symbolic_value=sym.pass_through_value,
     ),
     _injective(
         "unsqueeze",
@@ -913,6 +922,8 @@ OPS = [
         unsqueeze,
         _lower_reshape,
         traits=_RESHAPE,
+        symbolic_meta=sym.unsqueeze_shape,
+        symbolic_value=sym.pass_through_value,
     ),
     _injective(
         "flatten",
@@ -922,6 +933,7 @@ OPS = [
         _lower_reshape,
         attributes=(attr("start_axis", Int32Attribute, 1), attr("stop_axis", Int32Attribute, 1)),
         traits=_RESHAPE,
+        symbolic_meta=sym.flatten_shape,
     ),
     _injective(
         "transpose",
@@ -930,6 +942,7 @@ OPS = [
         transpose,
         _lower_transpose,
         attributes=(attr("perm", ArrayOf(Int32Attribute)),),
+        symbolic_meta=sym.transpose_shape,
     ),
     _injective(
         "expand",
@@ -938,6 +951,7 @@ OPS = [
         expand,
         _lower_expand,
         pattern=OpPatternKind.BROADCAST,
+        symbolic_meta=sym.expand_shape,
     ),
     _injective(
         "tile",
@@ -953,6 +967,8 @@ OPS = [
         _infer_concat,
         concat,
         _lower_concat,
+        symbolic_meta=sym.concat_shape,
+        symbolic_value=sym.stack_value,
     ),
     _injective(
         "stack",
@@ -961,6 +977,8 @@ OPS = [
         stack,
         _lower_stack,
         attributes=(attr("axis", Int32Attribute, 0),),
+        symbolic_meta=sym.stack_shape,
+        symbolic_value=sym.stack_value,
     ),
     _injective(
         "split",
@@ -980,6 +998,7 @@ OPS = [
         split_with_num,
         _lower_split_with_num,
         attributes=(attr("num", Int32Attribute),),
+        symbolic_meta=sym.split_with_num_shape,
     ),
     _injective(
         "slice",
@@ -996,6 +1015,8 @@ OPS = [
             attr("infer_flags", ArrayOf(Int64Attribute), []),
             attr("decrease_axis", ArrayOf(Int64Attribute), []),
         ),
+        symbolic_meta=sym.slice_shape,
+        symbolic_value=sym.slice_value,
     ),
     _injective(
         "strided_slice",

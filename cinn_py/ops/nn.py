@@ -41,6 +41,7 @@ from cinn_py.hlir.op_lowering.scalar import const, convert
 from cinn_py.ir.expr import EQ, Expr, Select
 from cinn_py.ops.activation import gelu_tanh, relu
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import (
     BoolAttribute,
     DoubleAttribute,
@@ -624,6 +625,7 @@ OPS = [
         infer_meta=_infer_softmax,
         kernel=softmax,
         decompose=_decompose_softmax,
+        symbolic_meta=sym.same_as_first,
     ),
     OpDef(
         "pd_op.log_softmax",
@@ -633,6 +635,7 @@ OPS = [
         infer_meta=_infer_softmax,
         kernel=log_softmax,
         decompose=_decompose_log_softmax,
+        symbolic_meta=sym.same_as_first,
     ),
     OpDef(
         "pd_op.layer_norm",
@@ -646,6 +649,7 @@ OPS = [
         infer_meta=_infer_layer_norm,
         kernel=layer_norm,
         decompose=_decompose_layer_norm,
+        symbolic_meta=sym.norm_shape,
     ),
     OpDef(
         "pd_op.rms_norm",
@@ -680,6 +684,7 @@ OPS = [
         verify=_verify_dropout,
         kernel=dropout,
         decompose=_decompose_dropout,
+        symbolic_meta=sym.same_as_first,
     ),
     OpDef(
         "pd_op.embedding",
@@ -689,6 +694,7 @@ OPS = [
         infer_meta=_infer_embedding,
         kernel=embedding,
         lowering=OpLowering(_lower_embedding),
+        symbolic_meta=sym.embedding_shape,
     ),
     OpDef(
         "pd_op.matmul",
@@ -701,6 +707,7 @@ OPS = [
         infer_meta=_infer_matmul,
         computed_meta=_computed_matmul,
         kernel=matmul,
+        symbolic_meta=sym.matmul_shape,
     ),
     OpDef(
         "pd_op.fused_gemm_epilogue",

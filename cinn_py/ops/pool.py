@@ -47,6 +47,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import compute_type, const, convert
 from cinn_py.ir.expr import GE, GT, LT, Add, And, Div, Expr, IntImm, Max, Min, Mul, Select, Sub
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, Int32Attribute, Int64Attribute, StrAttribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
@@ -677,6 +678,7 @@ OPS = [
         kernel=pool2d_kernel,
         lowering=OpLowering(_lower_pool2d, _accepts_pool),
         decompose=_decompose_pool2d,
+        symbolic_meta=sym.batch_first_shape,
     ),
     OpDef(
         "pd_op.max_pool2d_with_index",

@@ -55,6 +55,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype
 from cinn_py.hlir.op_lowering.scalar import const, convert, truthy
 from cinn_py.ir.expr import ArgReduce, Div, Expr, FloatImm, Reduce, ReduceType, Var
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, DataTypeAttribute, Int64Attribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
@@ -498,6 +499,7 @@ def _reduce_op(
         kernel=kernel,
         lowering=lowering,
         decompose=decompose,
+        symbolic_meta=sym.reduce_shape,
     )
 
 
@@ -515,6 +517,7 @@ def _all_any(name: str, reducer: Reducer, kind: ReduceType) -> OpDef:
         infer_meta=_infer_all_any,
         kernel=reduction(reducer, axes_from_attribute=True),
         lowering=OpLowering(_lower_reduce(kind, from_attribute=True), any_dtype),
+        symbolic_meta=sym.reduce_shape,
     )
 
 
@@ -563,6 +566,7 @@ OPS = [
         infer_meta=_infer_prod,
         kernel=reduction(_prod_reducer),
         lowering=OpLowering(_lower_reduce(ReduceType.PROD), any_dtype),
+        symbolic_meta=sym.reduce_shape,
     ),
     _all_any("all", _all_reducer, ReduceType.ALL),
     _all_any("any", _any_reducer, ReduceType.ANY),

@@ -34,6 +34,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype
 from cinn_py.hlir.op_lowering.scalar import const, convert
 from cinn_py.ir.expr import EQ, Add, Expr, IntImm, Mul, Select
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import (
     DataTypeAttribute,
     DoubleAttribute,
@@ -251,6 +252,7 @@ OPS = [
         infer_meta=_infer_full_with_tensor,
         kernel=full_with_tensor_kernel,
         lowering=OpLowering(_lower_full_with_tensor, any_dtype),
+        symbolic_meta=sym.from_shape_operand("shape"),
     ),
     OpDef(
         "pd_op.arange",
@@ -267,6 +269,7 @@ OPS = [
         infer_meta=_infer_arange,
         kernel=arange_kernel,
         lowering=OpLowering(_lower_arange, numeric),
+        symbolic_meta=sym.arange_shape,
     ),
     OpDef(
         "pd_op.expand_as",
@@ -276,5 +279,6 @@ OPS = [
         infer_meta=_infer_expand_as,
         kernel=expand_as_kernel,
         lowering=OpLowering(_lower_expand_as),
+        symbolic_meta=sym.expand_as_shape,
     ),
 ]

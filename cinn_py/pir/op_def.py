@@ -2,7 +2,8 @@
 
 An `OpDef` is the one entry of an op: its declaration (operands, attributes with their
 kinds and defaults, results), `infer_meta` (result dtype and shape from the operands
-and attributes, `computed_meta` where the kernel computes something else), its pattern
+and attributes, `computed_meta` where the kernel computes something else;
+`symbolic_meta` / `symbolic_value` for the symbolic shape analysis), its pattern
 kind and traits, and how it runs: the reference `kernel` (NumPy, the oracle), the
 `lowering` (a TE-style compute for fused kernels), the `decompose` rule (primitives
 that fuse with their neighbours). An op with a kernel but neither of the others runs as
@@ -167,6 +168,9 @@ COMMON_ATTRS: dict[str, AttrSpec] = {
 
 InferMeta = Callable[["InferContext"], Sequence[Type]]
 Verifier = Callable[["Operation"], None]
+SymbolicRule = Callable[..., Any]
+"""A rule of `cinn_py/pir/shape_analysis.py` (typed there: `Rule`, `ValueRule`); loose
+here, as `cinn_py.pir.op_def` does not import the analysis."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,18 @@ class OpDef:
     """The result types the kernel really computes, where they differ from the types
     Paddle declares (`infer_meta` reproduces Paddle's, bugs included, so Paddle's programs
     verify). The verifier accepts either; `specialize_shapes` uses this one."""
+    symbolic_meta: SymbolicRule | None = None
+    """The result shapes as DimExprs, for the symbolic shape analysis: a
+    `cinn_py.pir.shape_analysis.Rule`, `(ShapeAnalysis, Operation) -> list[Shape | None]`
+    (None for a result it does not model). None: an ELEMENTWISE op broadcasts its tensor
+    operands, a PROGRAM_OUTPUT op passes its operand through, any other op's -1 dims
+    become fresh symbols (`docs/SHAPES.md`)."""
+    symbolic_value: SymbolicRule | None = None
+    """What the op computes on shape values (integer tensors whose elements are dims,
+    such as `shape(x)`), for the symbolic shape analysis: a
+    `cinn_py.pir.shape_analysis.ValueRule`, `(ShapeAnalysis, Operation) -> list[DimExpr]
+    | None` (None: not a shape value). None: its result is never one (but for a
+    SHAPE_ONLY op, whose value is its operand's shape)."""
     verify: Verifier | None = None
     variadic_operands: bool = False
     """The op takes any number of operands (builtin.combine); `operands` names the one kind."""
