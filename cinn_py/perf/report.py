@@ -141,7 +141,9 @@ def _kernel_report(
     threads = math.prod(info.grid) * math.prod(info.block)
     read, written = _argument_bytes(info.args)
     sass = analyze(function, load_bytes_per_thread=read / threads if threads else None)
-    requested = (sass.load_bytes + sass.store_bytes) * threads
+    requested = (sass.load_bytes + sass.store_bytes) * threads + _lane_zero_bytes(
+        sass, info.grid, info.block
+    )
     threads_per_block = math.prod(info.block)
     shared = resources.static_shared + info.shared_mem
     fits = occupancy(threads_per_block, resources.registers, shared, spec)
@@ -170,6 +172,14 @@ def _kernel_report(
         inflight_per_sm=inflight,
         estimate=guess,
     )
+
+
+def _lane_zero_bytes(
+    sass: SassStats, grid: tuple[int, int, int], block: tuple[int, int, int]
+) -> int:
+    """Bytes of the stores only threadIdx.<axis> == 0 makes: one thread in `block[axis]`."""
+    threads = math.prod(grid) * math.prod(block)
+    return sum(sass.lane_store_bytes(axis) * (threads // block[k]) for k, axis in enumerate("xyz"))
 
 
 def _argument_bytes(args: Sequence[s.Argument]) -> tuple[int, int]:
@@ -223,6 +233,20 @@ def _widths(counts: Mapping[int, int]) -> str:
     return "+".join(f"{count}x{width}B" for width, count in sorted(counts.items(), reverse=True))
 
 
+def _store_widths(sass: SassStats) -> str:
+    """The stores by width, then those of lane 0 only: `1x4B@x0` is one 4-byte store
+    that only the threads with threadIdx.x == 0 make."""
+    lanes = [
+        f"{count}x{width}B@{axis}0"
+        for (axis, width), count in sorted(
+            sass.lane_stores.items(), key=lambda i: (i[0][0], -i[0][1])
+        )
+    ]
+    if not lanes:
+        return _widths(sass.stores)
+    return "+".join(([_widths(sass.stores)] if sass.stores else []) + lanes)
+
+
 def _dims(dims: tuple[int, int, int]) -> str:
     shown = list(dims)
     while len(shown) > 1 and shown[-1] == 1:
@@ -251,7 +275,7 @@ def kernel_row(kernel: KernelReport) -> dict[str, str]:
         "spills": spills,
         "smem": f"{kernel.shared_bytes}B",
         "SASS/thr": f"{kernel.sass.instructions}{'?' if unknown else ''}",
-        "ld / st": f"{_widths(kernel.sass.loads)} / {_widths(kernel.sass.stores)}",
+        "ld / st": f"{_widths(kernel.sass.loads)} / {_store_widths(kernel.sass)}",
         "MB": _megabytes(kernel.footprint_bytes),
         "req/MB": f"{kernel.reread:.2f}",
         "occupancy": (
@@ -332,6 +356,7 @@ def _kernel_json(kernel: KernelReport) -> dict[str, Any]:
         "loops": [dataclasses.asdict(loop) for loop in sass.loops],
         "loads": {str(w): c for w, c in sorted(sass.loads.items())},
         "stores": {str(w): c for w, c in sorted(sass.stores.items())},
+        "lane_zero_stores": {f"{axis}:{w}": c for (axis, w), c in sorted(sass.lane_stores.items())},
         "local_bytes_per_thread": sass.local_bytes,
         "inflight_bytes_per_thread": sass.inflight_bytes,
         "inflight_bytes_per_sm": kernel.inflight_per_sm,

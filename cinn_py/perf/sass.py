@@ -128,6 +128,10 @@ class SassStats:
     """Global loads a thread executes, by width in bytes."""
     stores: Counter[int] = field(default_factory=Counter)
     """Global stores (atomics included) a thread executes, by width in bytes."""
+    lane_stores: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Global stores only the threads with threadIdx.<axis> == 0 execute (behind an exit
+    or a branch on that index, or predicated on it), by (axis "x" / "y" / "z", width):
+    a row's total stored by one thread of the row. Not in `stores`."""
     local_bytes: int = 0
     """Local-memory bytes a thread moves (spills, stack arrays)."""
     inflight_bytes: int = 0
@@ -140,6 +144,10 @@ class SassStats:
     @property
     def store_bytes(self) -> int:
         return sum(width * count for width, count in self.stores.items())
+
+    def lane_store_bytes(self, axis: str) -> int:
+        """Bytes of the stores only threadIdx.<axis> == 0 executes, for one such thread."""
+        return sum(width * count for (a, width), count in self.lane_stores.items() if a == axis)
 
 
 # ---- parsing -------------------------------------------------------------------------------
@@ -484,16 +492,103 @@ def analyze(function: SassFunction, load_bytes_per_thread: float | None = None) 
             for first, last in spans
         ],
     )
-    for instruction, weight in zip(path, weights, strict=True):
+    lane_zero = lane_zero_instructions(path)
+    for n, (instruction, weight) in enumerate(zip(path, weights, strict=True)):
         kind = instruction.memory
         if kind == "load":
             stats.loads[instruction.width] += weight
+        elif kind in ("store", "atomic") and n in lane_zero:
+            stats.lane_stores[(lane_zero[n], instruction.width)] += weight
         elif kind in ("store", "atomic"):
             stats.stores[instruction.width] += weight
         elif kind == "local":
             stats.local_bytes += instruction.width * weight
     stats.inflight_bytes = inflight_load_bytes(path)
     return stats
+
+
+_THREAD_INDEX = re.compile(r"^SR_TID\.([XYZ])$")
+_SET_PREDICATE = frozenset({"ISETP", "PLOP3", "FSETP", "DSETP", "HSETP2", "UISETP"})
+
+
+def lane_zero_instructions(path: Sequence[Instruction]) -> dict[int, str]:
+    """The indices in `path` of the instructions that only the threads with
+    threadIdx.<axis> == 0 execute, with that axis ("x", "y", "z"): the schedule's
+    `if (threadIdx.x < 1)` around a row's total, as ptxas leaves it. A predicate is
+    read as "threadIdx.<axis> != 0" when an `ISETP` compares an `S2R SR_TID.<axis>`
+    register with zero (NE or GT against 0, GE against 1), or as "== 0" (EQ against
+    0, LT against 1); the lane-zero code is what follows an exit the "!= 0" predicate
+    takes, what a forward branch on it skips, and an instruction predicated on "== 0"."""
+    indices: dict[str, str] = {}
+    nonzero: dict[str, tuple[str, bool]] = {}
+    """Predicate -> (axis, whether true means threadIdx.<axis> != 0)."""
+    after_exit: str | None = None
+    skipped: dict[int, str] = {}
+    lane_zero: dict[int, str] = {}
+    for n, instruction in enumerate(path):
+        guard = _guard_axis(instruction, nonzero)
+        axis = after_exit or skipped.get(n) or (guard if instruction.base not in _ENDS else None)
+        if axis is not None:
+            lane_zero[n] = axis
+        if guard is not None and instruction.base == "EXIT":
+            after_exit = after_exit or guard
+        elif guard is not None and instruction.base in _BRANCHES:
+            target = branch_target(instruction)
+            for m in range(n + 1, len(path)):
+                if target is None or path[m].address >= target:
+                    break
+                skipped.setdefault(m, guard)
+        ops = instruction.operands
+        if not ops:
+            continue
+        first = ops[0].split(".")[0]
+        tid = _THREAD_INDEX.match(ops[1]) if instruction.base == "S2R" and len(ops) > 1 else None
+        if tid is not None:
+            indices[first] = tid.group(1).lower()
+            continue
+        if instruction.base in _SET_PREDICATE:
+            nonzero.pop(first, None)
+            read = _thread_index_test(instruction, indices)
+            if read is not None:
+                nonzero[first] = read
+        elif instruction.memory not in ("store", "atomic"):
+            indices.pop(first, None)
+    return lane_zero
+
+
+def _guard_axis(instruction: Instruction, nonzero: dict[str, tuple[str, bool]]) -> str | None:
+    """The axis whose lane 0 alone runs `instruction` past its predicate: an EXIT or
+    BRA taken where threadIdx != 0, any other instruction executed where it is 0."""
+    if not instruction.conditional:
+        return None
+    negated = instruction.predicate.startswith("@!")
+    read = nonzero.get(instruction.predicate.lstrip("@!"))
+    if read is None:
+        return None
+    axis, true_is_nonzero = read
+    runs_where_nonzero = true_is_nonzero != negated
+    leaves = instruction.base == "EXIT" or instruction.base in _BRANCHES
+    return axis if runs_where_nonzero == leaves else None
+
+
+def _thread_index_test(
+    instruction: Instruction, indices: dict[str, str]
+) -> tuple[str, bool] | None:
+    """(axis, whether true means threadIdx.<axis> != 0) for an `ISETP` that compares a
+    thread index register with 0 or 1 and combines with nothing (`PT`), else None."""
+    ops = instruction.operands
+    mods = instruction.modifiers
+    if instruction.base != "ISETP" or len(ops) != 5 or ops[1] != "PT" or ops[4] != "PT":
+        return None
+    axis = indices.get(ops[2])
+    bound = _immediate(ops[3])
+    if axis is None or bound is None or "AND" not in mods:
+        return None
+    tests = {("NE", 0): True, ("GT", 0): True, ("GE", 1): True, ("EQ", 0): False, ("LT", 1): False}
+    for cmp in ("NE", "GT", "GE", "EQ", "LT"):
+        if cmp in mods and (cmp, bound) in tests:
+            return axis, tests[(cmp, bound)]
+    return None
 
 
 def _size_by_loads(

@@ -116,3 +116,28 @@ def test_perf_report_tool_prints_a_row_per_kernel_of_a_case(capsys):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:3] == ["transpose_f32_8192x8192", "1.00", "fn_group_0"]
     assert cells[COLUMNS.index("spills") + 2] == "0"
+
+
+ROW_SUM = """{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[256,4096],stop_gradient:[true]} : () -> tensor<256x4096xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false,stop_gradient:[true]} : (tensor<256x4096xf32>, tensor<1xi64>) -> tensor<256xf32>
+}"""  # noqa: E501
+
+
+@needs_tools
+def test_a_row_sum_is_stored_by_one_thread_a_row(tmp_path):
+    """The row's total leaves the block reduce in every thread; thread 0 of the row
+    alone stores it (`1x4B@x0`), so the kernel requests each byte once."""
+    path = tmp_path / "row_sum.pir"
+    path.write_text(ROW_SUM)
+    report = perf_report(api.load(path), label="row_sum")
+    (kernel,) = report.kernels
+    assert kernel.block[0] >= 32 and kernel.grid[0] == 256
+    assert set(kernel.sass.loads) == {16}
+    assert kernel.sass.stores == {} and kernel.sass.lane_stores == {("x", 4): 1}
+    loads = kernel.sass.load_bytes * kernel.threads
+    assert kernel.requested_bytes == loads + 256 * 4
+    assert kernel.requested_bytes == kernel.footprint_bytes
+    row = report_text(report).splitlines()[1].split()
+    assert "1x4B@x0" in row and row[row.index("1x4B@x0") + 2] == "1.00"

@@ -170,3 +170,32 @@ def test_functions_are_told_apart():
     both = parse_sass(KERNEL + LABELLED)
     assert list(both) == ["fn_test", "fn_labels"]
     assert len(both["fn_labels"].instructions) == 6
+
+
+LANE_ZERO = """
+		Function : fn_lane_zero
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   S2R R1, SR_TID.Y ;
+        /*0020*/                   STG.E desc[UR4][R2.64], R4 ;
+        /*0030*/                   ISETP.NE.AND P1, PT, R1, RZ, PT ;
+        /*0040*/              @!P1 STG.E.128 desc[UR4][R2.64], R4 ;
+        /*0050*/                   ISETP.GE.U32.AND P2, PT, R0, 0x1, PT ;
+        /*0060*/               @P2 BRA 0x80 ;
+        /*0070*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0080*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0090*/               @P0 EXIT ;
+        /*00a0*/                   STG.E desc[UR4][R2.64], R4 ;
+        /*00b0*/                   EXIT ;
+        /*00c0*/                   BRA 0xc0;
+"""
+
+
+def test_stores_only_lane_zero_makes_are_told_apart():
+    """A store predicated on threadIdx.y == 0, one a branch on threadIdx.x >= 1 skips,
+    and one after the exit of the threads with threadIdx.x != 0 (the schedule's
+    `if (threadIdx.x < 1)`) are lane-zero stores; the first store is every thread's."""
+    (function,) = parse_sass(LANE_ZERO).values()
+    stats = analyze(function)
+    assert dict(stats.stores) == {4: 1}
+    assert dict(stats.lane_stores) == {("y", 16): 1, ("x", 8): 1, ("x", 4): 1}
+    assert (stats.lane_store_bytes("x"), stats.lane_store_bytes("y")) == (12, 16)

@@ -26,8 +26,10 @@ dimension over the reduced elements:
 TY (`column_threads`) is the power of two that brings the grid to the thread count the
 flat schedule fills the target with (`max_blocks` x 256: four waves on a GPU), at most
 32 (a 1024-thread block) and at most the reduced extent / 4 (each thread folds about
-four elements or more). Every thread of a block stores its lane's total (the same value
-TY times: a benign race, as in the row schedule).
+four elements or more). A reduction that stores an output goes through a register
+(`cache_write`, then `set_buffer` "local"), and only thread (x, 0) of each lane copies
+it to the output (a unit loop on threadIdx.y, which codegen emits as `if (threadIdx.y <
+1)`), where every y thread would store the same total.
 
 A kept extent that is not a multiple of 32 leaves lanes past the end in the last block.
 They must still reach the combine (its barriers wait for the whole block), so no bound
@@ -43,7 +45,8 @@ thread mapping follows the reductions':
                        each (x, y) thread (set_buffer "local": every y thread of a lane
                        holds its column's total after the combine)
     row-shaped values  (mean = sum / N, stored outputs) on blockIdx.x x threadIdx.x,
-                       computed by every y thread of the lane
+                       computed by every y thread of the lane (a temp, a register of
+                       each) or, for an output, stored by thread (x, 0) alone
     full-shaped values kept dims on blockIdx.x x threadIdx.x, reduced dims fused and
                        split [S serial, TY on threadIdx.y]: thread (x, y) walks rows
                        y, y + TY, ... of its lane's column, as its partials did, so it
@@ -85,12 +88,13 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     ELEMENTS_PER_THREAD,
     find_reduces,
     fuse_sibling_reductions,
+    write_row_outputs,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
-from cinn_py.ir.schedule.analysis import single_store, storage_name
-from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.ir.schedule.analysis import readers, single_store, storage_name
+from cinn_py.ir.stmt import ArgIO, LoweredFunc
 
 LANES = 32
 """Outputs per thread block, on threadIdx.x: a warp reads 32 neighbouring addresses."""
@@ -132,18 +136,22 @@ def schedule_columns(
     sch = IRSchedule(func)
     blocks = -(-pattern.rows // LANES)
     threads_y = column_threads(pattern, target)
-    temps = {b.name for b in func.temp_buffers}
+    write_row_outputs(sch, pattern)
+    temps = {b.name for b in sch.func.temp_buffers}
+    outputs = {a.name for a in sch.func.args if a.io is ArgIO.OUTPUT}
     local: list[BlockRef] = []
     for block in sch.get_all_blocks():
         kind = column_kind(sch, block, pattern)
         if kind is ColumnKind.FULL:
             _schedule_full(sch, block, pattern, blocks, threads_y)
             continue
-        _bind_outputs(sch, sch.get_loops(block), blocks)
+        store = single_store(sch.get(block).schedule_block)
+        name = storage_name(store.tensor) if store is not None else None
+        lane_zero = kind is ColumnKind.ROW and name in outputs and not readers(sch.func, name)
+        _bind_outputs(sch, sch.get_loops(block), blocks, lane_zero)
         if kind is ColumnKind.REDUCE:
             sch.factorize_reduction(block, threads_y, Y_AXIS)
-        store = single_store(sch.get(block).schedule_block)
-        if store is not None and storage_name(store.tensor) in temps:
+        if name in temps:
             local.append(block)
     for block in local:
         sch.set_buffer(block, "local")
@@ -176,13 +184,19 @@ def column_kind(sch: IRSchedule, block: BlockRef, pattern: RowPattern) -> Column
     return None
 
 
-def _bind_outputs(sch: IRSchedule, loops: list[LoopRef], blocks: int) -> None:
+def _bind_outputs(
+    sch: IRSchedule, loops: list[LoopRef], blocks: int, lane_zero: bool = False
+) -> None:
     """A row-shaped block's loops (the kept dims, unit dims between) fused and dealt out
-    as 32 outputs per thread block: blockIdx.x x threadIdx.x."""
+    as 32 outputs per thread block: blockIdx.x x threadIdx.x; with `lane_zero` (an
+    output every y thread of the lane would store, the same value), a unit loop on
+    threadIdx.y inside: thread (x, 0) stores it."""
     outputs = fuse_all(sch, loops)
-    group, lane = sch.split(outputs, [blocks, LANES])
+    group, lane, *unit = sch.split(outputs, [blocks, LANES, 1] if lane_zero else [blocks, LANES])
     sch.bind(group, BLOCK_AXIS)
     sch.bind(lane, THREAD_AXIS)
+    for loop in unit:
+        sch.bind(loop, Y_AXIS)
 
 
 def _schedule_full(

@@ -87,7 +87,8 @@ def _place_scalar_blocks(func: LoweredFunc) -> LoweredFunc:
 
 
 class _Axes(Visitor):
-    """The bound axes of a function and every Var name in it."""
+    """The bound axes of a function (a loop's, or a cross-thread combine's: a 0-D row
+    sum binds threadIdx.x in its Reduce alone) and every Var name in it."""
 
     def __init__(self) -> None:
         self.bound: set[BindInfo] = set()
@@ -97,6 +98,13 @@ class _Axes(Visitor):
         if node.bind_info is not None:
             self.bound.add(node.bind_info)
         self.generic_visit(node)
+
+    def visit_Reduce(self, node: e.Reduce | e.ArgReduce) -> None:
+        if node.thread_axis is not None:
+            self.bound.add(BindInfo(node.thread_axis))
+        self.generic_visit(node)
+
+    visit_ArgReduce = visit_Reduce
 
     def visit_Var(self, node: Var) -> None:
         self.names.add(node.name)
@@ -123,7 +131,7 @@ class _WrapScalars(Mutator):
             return self.generic_visit(node)
         body: Stmt = node
         axes = self.axes
-        if _reduces_across_threads(node):  # every thread takes part: block 0 only
+        if _needs_clamp(node):  # every thread takes part, or reads its register: block 0
             axes = [axis for axis in axes if axis.value.startswith("block")]
         for axis in reversed(axes):
             base = f"{node.schedule_block.name}_{axis.value.replace('Idx.', '_')}"

@@ -30,7 +30,9 @@ V = 1 is the plain strided walk `s * T + t`.
     full blocks       kept dims on the rows' axes, reduced dims fused and split
                       [S serial, T threads, V vectorized]: the same walk as the reduces,
                       each step one vector store per output
-    row blocks        stored by thread 0 of the row (a unit loop on threadIdx.x)
+    row blocks        stored by thread 0 of the row (a unit loop on threadIdx.x); a
+                      reduction into a row-shaped output (a row sum) goes through a
+                      register first (`cache_write`), so that one thread stores it
     other blocks      (values no reduction feeds, any shape) grid-stride over the
                       blocks x T threads (the first warp row when R > 1)
     input rows        an input that several passes read (a softmax's x: max, sum,
@@ -155,7 +157,8 @@ def schedule_rows(
             func.name,
             f"{blocks} blocks of rows exceed the grid's {target.max_grid_dims[0]}",
         )
-    temps = {b.name for b in func.temp_buffers}
+    write_row_outputs(sch, pattern)
+    temps = {b.name for b in sch.func.temp_buffers}
     local: list[BlockRef] = []
     for block in sch.get_all_blocks():
         shape = loop_extents(sch, block)
@@ -189,6 +192,26 @@ def schedule_rows(
     _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def write_row_outputs(sch: IRSchedule, pattern: RowPattern) -> None:
+    """Each reduction that stores a row-shaped output directly (a row sum nothing in
+    the group reads again) stores it through a temp instead (`cache_write`): the
+    reduction keeps every thread of the row, for its combine, and its total goes to a
+    register of each; the copy into the output is a row-shaped block, which one thread
+    of the row stores. Stored straight from the combine, the total would be written by
+    every thread of the row, the same value T times."""
+    outputs = {arg.name for arg in sch.func.args if arg.io is ArgIO.OUTPUT}
+    for block in sch.get_all_blocks():
+        realize = sch.get(block)
+        store = single_store(realize.schedule_block)
+        if store is None or storage_name(store.tensor) not in outputs:
+            continue
+        if not _has_reduce(realize.schedule_block) or not pattern.is_row(loop_extents(sch, block)):
+            continue
+        if readers(sch.func, storage_name(store.tensor)):
+            continue
+        sch.cache_write(block)
 
 
 def fuse_sibling_reductions(sch: IRSchedule) -> None:

@@ -15,6 +15,7 @@ from cinn_py.ir.schedule import (
     buffer_memory,
     cache_read,
     cache_tile,
+    cache_write,
     compute_location,
     for_kind,
     grid_reduce,
@@ -235,6 +236,18 @@ class IRSchedule:
         if lanes != 1:
             inputs["lanes"] = lanes
         self._record("cache_read", inputs, output)
+        return output
+
+    def cache_write(self, block: BlockRef | str) -> BlockRef:
+        """Makes `block` (a single Store of a whole output argument no other block
+        touches) store into a new temp buffer, and copies the temp into the output in a
+        new block right after it, under serial loops over the output's dims (to be
+        scheduled apart: one thread of a row storing a row reduction's total). Returns
+        the new block; the temp, `<output>_tmp`, is global until `set_buffer`."""
+        ref = BlockRef(_block_name(block))
+        self._func, name = cache_write.cache_write(self._func, ref.name)
+        output = BlockRef(name)
+        self._record("cache_write", {"block": ref}, output)
         return output
 
     def cache_tile(

@@ -269,15 +269,28 @@ def test_column_read_back_compiles_with_nvrtc():
 # ---- trace, IR, launch ----------------------------------------------------------------------------
 
 TRACE = """\
+cache_write(block=var_2) -> var_2_write
+cache_write(block=var_3) -> var_3_write
 split(loop=i_0, factors=[2, 32]) -> [i_0_0, i_0_1]
 bind(loop=i_0_0, thread_axis=blockIdx.x)
 bind(loop=i_0_1, thread_axis=threadIdx.x)
 factorize_reduction(block=var_2, threads=32, thread_axis=threadIdx.y)
+split(loop=var_2_write_l0, factors=[2, 32, 1]) -> [var_2_write_l0_0, var_2_write_l0_1, var_2_write_l0_2]
+bind(loop=var_2_write_l0_0, thread_axis=blockIdx.x)
+bind(loop=var_2_write_l0_1, thread_axis=threadIdx.x)
+bind(loop=var_2_write_l0_2, thread_axis=threadIdx.y)
 fuse(loops=[i_1, i_2]) -> i_1_i_2_fused
 split(loop=i_1_i_2_fused, factors=[2, 32]) -> [i_1_i_2_fused_0, i_1_i_2_fused_1]
 bind(loop=i_1_i_2_fused_0, thread_axis=blockIdx.x)
 bind(loop=i_1_i_2_fused_1, thread_axis=threadIdx.x)
-factorize_reduction(block=var_3, threads=32, thread_axis=threadIdx.y)"""
+factorize_reduction(block=var_3, threads=32, thread_axis=threadIdx.y)
+fuse(loops=[var_3_write_l0, var_3_write_l1]) -> var_3_write_l0_var_3_write_l1_fused
+split(loop=var_3_write_l0_var_3_write_l1_fused, factors=[2, 32, 1]) -> [var_3_write_l0_var_3_write_l1_fused_0, var_3_write_l0_var_3_write_l1_fused_1, var_3_write_l0_var_3_write_l1_fused_2]
+bind(loop=var_3_write_l0_var_3_write_l1_fused_0, thread_axis=blockIdx.x)
+bind(loop=var_3_write_l0_var_3_write_l1_fused_1, thread_axis=threadIdx.x)
+bind(loop=var_3_write_l0_var_3_write_l1_fused_2, thread_axis=threadIdx.y)
+set_buffer(block=var_2, memory_type=local)
+set_buffer(block=var_3, memory_type=local)"""
 
 SCHEDULED = """\
 function fn_group_0 (var_0, var_2, var_3)
@@ -292,8 +305,24 @@ ScheduleBlock(root)
         {
           i0_0 = axis.bind(cinn_min(((i_0_0 * 32) + i_0_1), 39))
           read_buffers(var_0[r_0(0:300), i0_0(0:40)])
-          write_buffers(var_2[i0_0(0:40)])
-          var_2[i0_0] = Reduce(sum across threadIdx.y, Reduce(sum, select((((r_0_o * 32) + r_0_t) < 300), exp(var_0[((r_0_o * 32) + r_0_t), i0_0]), 0.00000000f),0.00000000f),0.00000000f)
+          write_buffers(var_2_tmp[i0_0(0:40)])
+          var_2_tmp[i0_0] = Reduce(sum across threadIdx.y, Reduce(sum, select((((r_0_o * 32) + r_0_t) < 300), exp(var_0[((r_0_o * 32) + r_0_t), i0_0]), 0.00000000f),0.00000000f),0.00000000f)
+        }
+      }
+    }
+    thread_bind[blockIdx.x] for (var_2_write_l0_0, 0, 2)
+    {
+      thread_bind[threadIdx.x] for (var_2_write_l0_1, 0, 32)
+      {
+        thread_bind[threadIdx.y] for (var_2_write_l0_2, 0, 1)
+        if (((((var_2_write_l0_0 * 32) + var_2_write_l0_1) + var_2_write_l0_2) < 40)) {
+          ScheduleBlock(var_2_write)
+          {
+            var_2_write_i0 = axis.bind((((var_2_write_l0_0 * 32) + var_2_write_l0_1) + var_2_write_l0_2))
+            read_buffers(var_2_tmp[var_2_write_i0(0:40)])
+            write_buffers(var_2[var_2_write_i0(0:40)])
+            var_2[var_2_write_i0] = var_2_tmp[var_2_write_i0]
+          }
         }
       }
     }
@@ -305,8 +334,24 @@ ScheduleBlock(root)
         {
           i0_1, i1_1 = axis.bind(0, cinn_min(((i_1_i_2_fused_0 * 32) + i_1_i_2_fused_1), 39))
           read_buffers(var_0[r_1(0:300), i1_1(0:40)])
-          write_buffers(var_3[i0_1(0:1), i1_1(0:40)])
-          var_3[i0_1, i1_1] = Reduce(Max across threadIdx.y, Reduce(Max, select((((r_1_o * 32) + r_1_t) < 300), exp(var_0[((r_1_o * 32) + r_1_t), i1_1]), -inf),-inf),-inf)
+          write_buffers(var_3_tmp[i0_1(0:1), i1_1(0:40)])
+          var_3_tmp[i0_1, i1_1] = Reduce(Max across threadIdx.y, Reduce(Max, select((((r_1_o * 32) + r_1_t) < 300), exp(var_0[((r_1_o * 32) + r_1_t), i1_1]), -inf),-inf),-inf)
+        }
+      }
+    }
+    thread_bind[blockIdx.x] for (var_3_write_l0_var_3_write_l1_fused_0, 0, 2)
+    {
+      thread_bind[threadIdx.x] for (var_3_write_l0_var_3_write_l1_fused_1, 0, 32)
+      {
+        thread_bind[threadIdx.y] for (var_3_write_l0_var_3_write_l1_fused_2, 0, 1)
+        if (((((var_3_write_l0_var_3_write_l1_fused_0 * 32) + var_3_write_l0_var_3_write_l1_fused_1) + var_3_write_l0_var_3_write_l1_fused_2) < 40)) {
+          ScheduleBlock(var_3_write)
+          {
+            var_3_write_i0, var_3_write_i1 = axis.bind(0, (((var_3_write_l0_var_3_write_l1_fused_0 * 32) + var_3_write_l0_var_3_write_l1_fused_1) + var_3_write_l0_var_3_write_l1_fused_2))
+            read_buffers(var_3_tmp[var_3_write_i0(0:1), var_3_write_i1(0:40)])
+            write_buffers(var_3[var_3_write_i0(0:1), var_3_write_i1(0:40)])
+            var_3[var_3_write_i0, var_3_write_i1] = var_3_tmp[var_3_write_i0, var_3_write_i1]
+          }
         }
       }
     }

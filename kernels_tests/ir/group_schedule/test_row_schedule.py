@@ -1,6 +1,6 @@
 """The row schedule of reduction groups: its trace (golden, scalar and vector walks),
 the vector lanes and threads it picks, the launch, which inputs it keeps in registers,
-when it is chosen, and refusals."""
+one thread a row storing a row's total, when it is chosen, and refusals."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ import numpy as np
 import pytest
 
 import cinn_py
+from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.errors import ScheduleError
 from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
+from cinn_py.ir.expr import MemoryType
 from cinn_py.ir.group_schedule import RowPattern, TargetInfo, auto_schedule
 from cinn_py.ir.group_schedule.reduce_schedule import lanes_for, threads_for
 from cinn_py.ir.group_schedule.tactics import RowTactic
+from cinn_py.ir.interpreter import run_function
+from cinn_py.ir.schedule.analysis import storage_name, walk
+from cinn_py.ir.stmt import BindInfo, For, Store
 from cinn_py.ir.visitor import structural_equal
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.passes import PassManager
@@ -94,8 +99,13 @@ def test_float16_softmax_walks_rows_in_vectors_of_8():
 
 
 ROW_SUM_TRACE_V4 = """\
+cache_write(block=var_2) -> var_2_write
 bind(loop=i_0, thread_axis=blockIdx.x)
 factorize_reduction(block=var_2, threads=64, thread_axis=threadIdx.x, lanes=4)
+split(loop=var_2_write_l0, factors=[8, 1]) -> [var_2_write_l0_0, var_2_write_l0_1]
+bind(loop=var_2_write_l0_0, thread_axis=blockIdx.x)
+bind(loop=var_2_write_l0_1, thread_axis=threadIdx.x)
+set_buffer(block=var_2, memory_type=local)
 cache_read(buffer=var_0, memory_type=local, axes=[1], threads=64, lanes=4) -> var_0_local"""
 
 
@@ -227,3 +237,59 @@ def test_short_rows_take_a_warp_each_several_per_block(rows, cols, grid, block):
     (out,) = exe.run({"x": x}).values()
     e = np.exp(x - x.max(-1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(6, 100), (5, 4096)])
+def test_one_thread_of_a_row_stores_the_rows_total(rows, cols):
+    """The block reduce leaves the row's total in every thread of the row: the reduction
+    stores it to a register (`cache_write`, `set_buffer` "local") and one thread of the
+    row (a unit loop on threadIdx.x, codegen's `if (threadIdx.x < 1)`) stores the output,
+    one store a row; a warp per row (6 rows of 100) or a block (5 rows of 4096)."""
+    func, pattern = lowered(ROW_SUM.format(r=rows, c=cols, axis=-1, out=rows))
+    result = auto_schedule(func, TargetInfo.cuda(), pattern)
+    assert "cache_write(block=var_2) -> var_2_write" in str(result.trace)
+    stores = [
+        (node, path)
+        for node, path in walk(result.func.body)
+        if isinstance(node, Store) and storage_name(node.tensor) == "var_2"
+    ]
+    ((store, path),) = stores
+    loops = [n for n in path if isinstance(n, For)]
+    assert loops[-1].bind_info is BindInfo.THREAD_X and loops[-1].extent.value == 1
+    (cache,) = [b for b in result.func.temp_buffers if b.name == "var_2_tmp"]
+    assert cache.memory_type is MemoryType.LOCAL
+    assert structural_equal(result.replay(func), result.func)
+    x = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
+    buffers = {"var_0": x, "var_2": np.full(rows, -99, np.float32)}
+    run_function(result.func, buffers)
+    np.testing.assert_allclose(buffers["var_2"], x.sum(1), rtol=1e-5, atol=1e-4)
+    source = generate_cuda([result.func]).source
+    assert "if (threadIdx.x < 1) {" in source
+
+
+VECTOR_SUM = """{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[4096],stop_gradient:[true]} : () -> tensor<4096xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false,stop_gradient:[true]} : (tensor<4096xf32>, tensor<1xi64>) -> tensor<f32>
+}"""  # noqa: E501
+
+
+def test_one_thread_stores_a_0d_rows_total():
+    """A 0-D total: no loop binds an axis, the combine binds threadIdx.x, so the copy is
+    placed on thread 0 (`finish_schedule`) and the reduction, which stores a register,
+    stays on every thread."""
+    func, pattern = lowered(VECTOR_SUM)
+    result = auto_schedule(func, TargetInfo.cuda(), pattern, tactics=[RowTactic()])
+    ((store, path),) = [
+        (node, path)
+        for node, path in walk(result.func.body)
+        if isinstance(node, Store) and storage_name(node.tensor) == "var_2"
+    ]
+    loops = [n for n in path if isinstance(n, For)]
+    assert [(n.bind_info, n.extent.value) for n in loops] == [(BindInfo.THREAD_X, 1)]
+    x = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
+    buffers = {"var_0": x, "var_2": np.zeros((), np.float32)}
+    run_function(result.func, buffers)
+    np.testing.assert_allclose(buffers["var_2"], x.sum(), rtol=1e-5, atol=1e-4)
+    source = generate_cuda([result.func]).source
+    assert "if (threadIdx.x < 1) {" in source and "var_2_tmp[0] = acc;" in source

@@ -238,8 +238,22 @@ ScheduleBlock(root)
         {
           i0_0 = axis.bind(((i_0_0 * 4) + i_0_1))
           read_buffers(var_0[i0_0(0:4), r_0(0:100)])
-          write_buffers(var_1[i0_0(0:4)])
-          var_1[i0_0] = ArgReduce(argmax across threadIdx.x, select((((r_0_o * 32) + r_0_t) < 100), var_0[i0_0, ((r_0_o * 32) + r_0_t)], -inf), [r_0_o, r_0_t], int64)
+          write_buffers(var_1_tmp[i0_0(0:4)])
+          var_1_tmp[i0_0] = ArgReduce(argmax across threadIdx.x, select((((r_0_o * 32) + r_0_t) < 100), var_0[i0_0, ((r_0_o * 32) + r_0_t)], -inf), [r_0_o, r_0_t], int64)
+        }
+      }
+    }
+    thread_bind[blockIdx.x] for (var_1_write_l0_0_0, 0, 1)
+    {
+      thread_bind[threadIdx.y] for (var_1_write_l0_0_1, 0, 4)
+      {
+        thread_bind[threadIdx.x] for (var_1_write_l0_1, 0, 1)
+        ScheduleBlock(var_1_write)
+        {
+          var_1_write_i0 = axis.bind((((var_1_write_l0_0_0 * 4) + var_1_write_l0_0_1) + var_1_write_l0_1))
+          read_buffers(var_1_tmp[var_1_write_i0(0:4)])
+          write_buffers(var_1[var_1_write_i0(0:4)])
+          var_1[var_1_write_i0] = var_1_tmp[var_1_write_i0]
         }
       }
     }
@@ -259,8 +273,24 @@ ScheduleBlock(root)
         {
           i0_0, i1_0 = axis.bind(0, cinn_min(((i_0_i_1_fused_0 * 32) + i_0_i_1_fused_1), 39))
           read_buffers(var_0[r_0(0:300), i1_0(0:40)])
-          write_buffers(var_1[i0_0(0:1), i1_0(0:40)])
-          var_1[i0_0, i1_0] = ArgReduce(argmin across threadIdx.y, select((((r_0_o * 32) + r_0_t) < 300), float32(var_0[((r_0_o * 32) + r_0_t), i1_0]), inf), [r_0_o, r_0_t], int32)
+          write_buffers(var_1_tmp[i0_0(0:1), i1_0(0:40)])
+          var_1_tmp[i0_0, i1_0] = ArgReduce(argmin across threadIdx.y, select((((r_0_o * 32) + r_0_t) < 300), float32(var_0[((r_0_o * 32) + r_0_t), i1_0]), inf), [r_0_o, r_0_t], int32)
+        }
+      }
+    }
+    thread_bind[blockIdx.x] for (var_1_write_l0_var_1_write_l1_fused_0, 0, 2)
+    {
+      thread_bind[threadIdx.x] for (var_1_write_l0_var_1_write_l1_fused_1, 0, 32)
+      {
+        thread_bind[threadIdx.y] for (var_1_write_l0_var_1_write_l1_fused_2, 0, 1)
+        if (((((var_1_write_l0_var_1_write_l1_fused_0 * 32) + var_1_write_l0_var_1_write_l1_fused_1) + var_1_write_l0_var_1_write_l1_fused_2) < 40)) {
+          ScheduleBlock(var_1_write)
+          {
+            var_1_write_i0, var_1_write_i1 = axis.bind(0, (((var_1_write_l0_var_1_write_l1_fused_0 * 32) + var_1_write_l0_var_1_write_l1_fused_1) + var_1_write_l0_var_1_write_l1_fused_2))
+            read_buffers(var_1_tmp[var_1_write_i0(0:1), var_1_write_i1(0:40)])
+            write_buffers(var_1[var_1_write_i0(0:1), var_1_write_i1(0:40)])
+            var_1[var_1_write_i0, var_1_write_i1] = var_1_tmp[var_1_write_i0, var_1_write_i1]
+          }
         }
       }
     }
