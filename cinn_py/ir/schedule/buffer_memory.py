@@ -84,7 +84,7 @@ def set_buffer(func: LoweredFunc, block_name: str, memory_type: str) -> LoweredF
     if why is not None:
         raise ScheduleError(PRIMITIVE, block_name, why)
     new = Buffer(old.name, old.dtype, old.shape, memory, array_dims)
-    return _Rebuffer(name, new).visit_func(func)
+    return Rebuffer(name, new).visit_func(func)
 
 
 def local_access_problem(func: LoweredFunc, name: str) -> str | None:
@@ -208,7 +208,7 @@ def _accesses(realize: ScheduleBlockRealize, name: str) -> list[tuple[Expr, ...]
     return stores + [load.indices for load in loads_of(block.body, name)]
 
 
-class _Rebuffer(Mutator):
+class Rebuffer(Mutator):
     """Every reference to buffer `name` (loads, stores, read/write regions, the temp
     list) replaced by `new`."""
 

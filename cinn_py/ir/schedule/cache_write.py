@@ -38,6 +38,7 @@ from cinn_py.ir.schedule.analysis import (
     walk,
     writers,
 )
+from cinn_py.ir.schedule.buffer_memory import Rebuffer
 from cinn_py.ir.stmt import (
     ArgIO,
     Block,
@@ -50,7 +51,6 @@ from cinn_py.ir.stmt import (
     Stmt,
     Store,
 )
-from cinn_py.ir.visitor import Mutator
 from cinn_py.pir.dtypes import DataType
 
 PRIMITIVE = "cache_write"
@@ -83,7 +83,7 @@ def cache_write(func: LoweredFunc, block_name: str) -> tuple[LoweredFunc, str]:
     cache = Buffer(fresh_name(f"{name}_tmp", taken), output.dtype, output.shape)
     new_name = fresh_name(f"{name}_write", taken)
     dtype = store.indices[0].dtype if store.indices else IntImm(0).dtype
-    cached = _Rebuffer(name, cache).visit(realize)
+    cached = Rebuffer(name, cache).visit(realize)
     func = _insert_after(
         replace(func, realize, cached), cached, _copy_nest(output, cache, new_name, taken, dtype)
     )
@@ -127,33 +127,13 @@ def _copy_nest(output: Buffer, cache: Buffer, name: str, taken: set[str], dtype:
     return nest
 
 
-class _Rebuffer(Mutator):
-    """Every reference to buffer `name` (the store, the write region) made to `cache`."""
-
-    def __init__(self, name: str, cache: Buffer) -> None:
-        self.name = name
-        self.cache = cache
-
-    def visit_Buffer(self, node: Buffer) -> Buffer:
-        return self.cache if node.name == self.name else node
-
-
 def _insert_after(func: LoweredFunc, target: ScheduleBlockRealize, nest: Stmt) -> LoweredFunc:
     """`nest` right after the statement of the root block's body that holds `target`."""
     root = func.body
     if not isinstance(root, ScheduleBlockRealize):
         raise ScheduleError(PRIMITIVE, target.schedule_block.name, "the function has no root block")
-    block = root.schedule_block
-    stmts = list(block.body.stmts if isinstance(block.body, Block) else (block.body,))
+    body = root.schedule_block.body
+    stmts = list(body.stmts if isinstance(body, Block) else (body,))
     at = next(k for k, stmt in enumerate(stmts) if any(n is target for n, _ in walk(stmt)))
     stmts.insert(at + 1, nest)
-    new_root = ScheduleBlock(
-        block.iter_vars,
-        block.read_buffers,
-        block.write_buffers,
-        block.name,
-        Block(stmts),
-        block.attrs,
-    )
-    body = ScheduleBlockRealize(root.iter_values, new_root)
-    return LoweredFunc(func.name, func.args, body, func.temp_buffers)
+    return replace(func, body, Block(stmts))
