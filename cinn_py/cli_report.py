@@ -239,10 +239,15 @@ def group_heading(
 def launch_line(info: KernelInfo, func: LoweredFunc | None = None) -> str:
     """`launch fn_group_0: grid (8, 1, 1), block (32, 8, 1) = 2048 threads; shared memory:
     0 B dynamic, 512 B in __shared__ arrays`: how the runtime launches the kernel."""
-    threads = int(np.prod(info.grid)) * int(np.prod(info.block))
+    if all(isinstance(d, int) for d in info.grid):
+        threads = int(np.prod(info.grid)) * int(np.prod(info.block))
+        grid, count = str(tuple(info.grid)), f"{threads} threads in all"
+    else:  # a symbolic kernel: its grid follows the dims it is launched with
+        grid = "(" + ", ".join(str(d) for d in info.grid) + ")"
+        count = f"{int(np.prod(info.block))} threads a block"
     text = (
-        f"launch {info.name}: grid {tuple(info.grid)}, block {tuple(info.block)} "
-        f"({threads} threads in all); shared memory: {info.shared_mem} B dynamic"
+        f"launch {info.name}: grid {grid}, block {tuple(info.block)} "
+        f"({count}); shared memory: {info.shared_mem} B dynamic"
     )
     if func is not None:
         text += f", {static_shared_bytes(func)} B in __shared__ arrays"

@@ -129,6 +129,8 @@ def static_shape(node: e.Buffer | e.Tensor) -> tuple[int, ...]:
 def flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr:
     """The row-major element offset of `indices` into `node`'s static shape, in int64
     when an index is int64 or the buffer holds more than 2**31 - 1 elements."""
+    if not all(isinstance(dim, e.IntImm) for dim in node.shape):
+        return _symbolic_flat_index(node, indices)
     shape = static_shape(node)
     wide = math.prod(shape) > INT32_MAX or any(i.dtype is DataType.INT64 for i in indices)
     dtype = DataType.INT64 if wide else DataType.INT32
@@ -136,6 +138,22 @@ def flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr
     for index, dim in zip(indices, shape, strict=True):
         index = index if index.dtype is dtype else e.Cast(dtype, index)
         offset = offset * e.IntImm(dim, dtype) + index
+    return simplify(offset)
+
+
+def _symbolic_flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...]) -> e.Expr:
+    """`flat_index` of a buffer whose shape reads symbolic dims (kernel arguments): the
+    same row-major offset with those dims as expressions, in the indices' dtype (the
+    function's index dtype, chosen for the sizes of the signature it was lowered at)."""
+    wide = any(i.dtype is DataType.INT64 for i in indices) or any(
+        d.dtype is DataType.INT64 for d in node.shape
+    )
+    dtype = DataType.INT64 if wide else DataType.INT32
+    offset: e.Expr = e.IntImm(0, dtype)
+    for index, dim in zip(indices, node.shape, strict=True):
+        index = index if index.dtype is dtype else e.Cast(dtype, index)
+        dim = dim if dim.dtype is dtype else e.Cast(dtype, dim)
+        offset = offset * dim + index
     return simplify(offset)
 
 

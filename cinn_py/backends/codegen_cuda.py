@@ -79,7 +79,9 @@ class KernelInfo:
     (the function's arguments)."""
 
     name: str
-    grid: tuple[int, int, int]
+    grid: tuple[int | e.Expr, int | e.Expr, int | e.Expr]
+    """Ints, or index expressions over a symbolic kernel's dim arguments (`S0`, ...):
+    the driver evaluates those per feed signature (`hlir.symbolic_dims`)."""
     block: tuple[int, int, int]
     shared_mem: int
     args: tuple[s.Argument, ...]
@@ -223,15 +225,17 @@ class CudaRenderer(CRenderer):
     def bound_loop(self, node: s.For) -> None:
         """`const int v = threadIdx.x;` (+ min), guarded where the axis is longer."""
         axis = node.bind_info.value
-        extent = _constant_extent(node, self.func)
+        extent = _bound_extent(node, self.func)
         value = axis
         if not (isinstance(node.min, e.IntImm) and node.min.value == 0):
             value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.index(node.min)}"
         thread = axis.startswith("thread")
-        if extent < self.launch[node.bind_info]:
+        launched = self.launch[node.bind_info]
+        if _may_exceed(launched, extent):
+            bound = extent if isinstance(extent, int) else self.index(extent)
             self._thread_branches += thread
             try:
-                with self.braced(f"if ({axis} < {extent})"):
+                with self.braced(f"if ({axis} < {bound})"):
                     self.bound_body(node, value)
             finally:
                 self._thread_branches -= thread
@@ -618,13 +622,57 @@ def _stores(node: s.ScheduleBlockRealize) -> tuple[s.Store, ...]:
     return body.stmts if isinstance(body, s.Block) else (body,)
 
 
-def _constant_extent(node: s.For, func: s.LoweredFunc) -> int:
-    if not isinstance(node.extent, e.IntImm):
-        raise ValueError(
-            f"{func.name}: loop {node.loop_var.name} bound to {node.bind_info.value} "
-            "needs a constant extent"
-        )
-    return node.extent.value
+def _bound_extent(node: s.For, func: s.LoweredFunc) -> int | e.Expr:
+    """A bound loop's extent: a constant, or (on a block axis only) an expression
+    over the kernel's scalar arguments, evaluated when the launch is made."""
+    if isinstance(node.extent, e.IntImm):
+        return node.extent.value
+    if node.bind_info in AXES[:3] and _reads_arguments_only(node.extent, func):
+        return node.extent
+    raise ValueError(
+        f"{func.name}: loop {node.loop_var.name} bound to {node.bind_info.value} "
+        "needs a constant extent"
+        + ("" if node.bind_info in AXES[:3] else " (thread counts are fixed per kernel)")
+    )
+
+
+def _reads_arguments_only(x: e.Expr, func: s.LoweredFunc) -> bool:
+    scalars = {a.name for a in func.args if isinstance(a.value, e.Var)}
+    found: list[bool] = []
+
+    class _Vars(Visitor):
+        def visit_Var(self, node: e.Var) -> None:
+            found.append(node.name in scalars)
+
+        def visit_Load(self, node: e.Load) -> None:
+            found.append(False)
+
+    _Vars().visit(x)
+    return all(found)
+
+
+def _launch_max(a: int | e.Expr, b: int | e.Expr) -> int | e.Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    if isinstance(a, int) and a <= 1:
+        return b
+    if isinstance(b, int) and b <= 1:
+        return a
+    if not isinstance(a, int) and not isinstance(b, int) and str(a) == str(b):
+        return a
+    return e.Max(_as_index(a, b), _as_index(b, a))
+
+
+def _as_index(x: int | e.Expr, like: int | e.Expr) -> e.Expr:
+    return e.IntImm(x, like.dtype) if isinstance(x, int) else x  # type: ignore[union-attr]
+
+
+def _may_exceed(launched: int | e.Expr, extent: int | e.Expr) -> bool:
+    """Whether a launch of `launched` along an axis may run past a loop of `extent`
+    (then the loop's body is guarded)."""
+    if isinstance(launched, int) and isinstance(extent, int):
+        return extent < launched
+    return isinstance(launched, int) or isinstance(extent, int) or str(launched) != str(extent)
 
 
 class _LaunchDims(Visitor):
@@ -637,8 +685,8 @@ class _LaunchDims(Visitor):
 
     def visit_For(self, node: s.For) -> None:
         if node.bind_info is not None:
-            extent = _constant_extent(node, self.func)
-            self.dims[node.bind_info] = max(self.dims[node.bind_info], extent)
+            extent = _bound_extent(node, self.func)
+            self.dims[node.bind_info] = _launch_max(self.dims[node.bind_info], extent)
         self.generic_visit(node)
 
     def visit_Reduce(self, node: e.Reduce) -> None:
@@ -676,7 +724,7 @@ def _render_kernel(
             f"{MAX_THREADS_PER_BLOCK}"
         )
     for axis, extent, limit in zip(AXES[:3], grid, MAX_GRID_DIMS, strict=True):
-        if extent > limit:
+        if isinstance(extent, int) and extent > limit:
             raise ValueError(
                 f"{func.name}: grid {grid} has {extent} blocks along {axis.value}, more "
                 f"than CUDA's {limit}"

@@ -40,11 +40,14 @@ aliases in the storage plan (`driver.storage`).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
 from cinn_py.driver import compile_pool, progress
@@ -56,16 +59,18 @@ from cinn_py.hlir.group import Group, GroupKind, check_groups, dependency_order
 from cinn_py.hlir.grouping import FusionExplanation, explain_grouping, has_trait
 from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
-from cinn_py.ir.expr import IntImm
+from cinn_py.hlir.symbolic_dims import SymbolicDims, build_symbolic_dims
+from cinn_py.ir.expr import IntImm, Var
 from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.interpreter import storage_dtype
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.stmt import ArgIO, Argument, LoweredFunc
 from cinn_py.pir.passes import PassManager
-from cinn_py.pir.passes.infer_shapes import specialize_shapes
+from cinn_py.pir.passes.infer_shapes import has_dynamic_dims, specialize_shapes
 from cinn_py.pir.printer import ValueNames, print_op
 from cinn_py.pir.program import Program
+from cinn_py.pir.shape_analysis import analyze_shapes
 from cinn_py.pir.traits import Trait
 from cinn_py.pir.value import Value
 from cinn_py.pir.verifier import verify_program
@@ -78,6 +83,15 @@ from cinn_py.runtime.module_set import one_module
 from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 from cinn_py.runtime.scope import Scope
 from cinn_py.targets import Target, compiled_target
+
+SPECIALIZE_ENV = "CINN_PY_SPECIALIZE"
+
+
+def specialize_requested() -> bool:
+    """Whether CINN_PY_SPECIALIZE=1 asks for kernels specialised to each feed shape
+    (every -1 dim compiled in as a number, as before symbolic dims), for comparison."""
+    return os.environ.get(SPECIALIZE_ENV, "").strip() not in ("", "0")
+
 
 AFTER_SPECIALIZE = ("fold_empty_tensors", "dead_code_elimination")
 """The passes run again once `specialize_shapes` has made the -1 dims concrete."""
@@ -150,6 +164,7 @@ class PIRCompiler:
         feed_shapes: Mapping[str, Sequence[int]] | None = None,
         feed_values: Mapping[str, Any] | None = None,
         arch: str | None = None,
+        symbolic: bool | None = None,
     ) -> None:
         self.program = program
         self.target = compiled_target(target)
@@ -160,6 +175,11 @@ class PIRCompiler:
         """Values of the feeds some result's shape depends on (an arange's fed bounds):
         compiled in as constants (`specialize_shapes`)."""
         self.arch = arch
+        self.symbolic = not specialize_requested() if symbolic is None else symbolic
+        """Whether -1 dims are lowered as kernel arguments (`hlir.symbolic_dims`), so
+        that kernels are shared across feed shapes; off with CINN_PY_SPECIALIZE=1."""
+        self.symbolic_dims: SymbolicDims | None = None
+        """The last compile's symbolic dims (None for a program without -1 dims)."""
         self.timings: dict[str, float] = {}
         self._dump = DumpDir(None)
 
@@ -178,8 +198,12 @@ class PIRCompiler:
                 program = numbered_clone(self.program)
                 folder = self._dump.folder
                 manager = PassManager(dump_dir=None if folder is None else str(folder))
+                program = manager.run(program)
+                dynamic = self.symbolic and self.feed_shapes and has_dynamic_dims(program)
+                analysis = analyze_shapes(program) if dynamic else None
+                origins: dict[int, Value] = {}
                 program = specialize_shapes(
-                    manager.run(program), self.feed_shapes, self.feed_values
+                    program, self.feed_shapes, self.feed_values, origins=origins
                 )
                 if (
                     self.feed_shapes or self.feed_values
@@ -189,6 +213,11 @@ class PIRCompiler:
                 self._dump.write(
                     f"{len(manager.passes) + 1:02d}_specialize_shapes.pir", str(program)
                 )
+                if analysis is not None:
+                    values = [r for op in program.ops() for r in op.results]
+                    self.symbolic_dims = build_symbolic_dims(
+                        analysis, self.feed_shapes, origins, values
+                    )
             with self._timed("grouping"):
                 grouping = explain_grouping(program, target=self.target_info())
                 groups, explanations = grouping.groups, grouping.explanations
@@ -207,7 +236,7 @@ class PIRCompiler:
             return result
         with self._timed("lowering"):
             for kernel in result.fused:
-                kernel.lowered = lower_group(kernel.group, names)
+                kernel.lowered = lower_group(kernel.group, names, symbolic=self.symbolic_dims)
                 self._dump.write(f"{kernel.group.name}.lowered.ir", print_ir(kernel.lowered))
         if until == "lowered":
             return result
@@ -265,7 +294,9 @@ class PIRCompiler:
                     raise CompileError(f"codegen made no kernel {kernel_name(shared.group)}")
                 own = fused[group.name].scheduled.func
                 info = launch_of(info, shared.scheduled.func, own)
-                steps.append(_kernel_step(group, info, module, plan, stages.names))
+                steps.append(
+                    _kernel_step(group, info, module, plan, stages.names, self.symbolic_dims)
+                )
             else:
                 steps.extend(_library_steps(group, plan, self.target))
         memory = self._plan_memory(steps, plan, stages.program)
@@ -450,12 +481,27 @@ def group_source(kernel: FusedKernel, target: str | Target) -> CudaSource:
 
 
 def _kernel_step(
-    group: Group, info: KernelInfo, module: Any, plan: StoragePlan, names: NameTable
+    group: Group,
+    info: KernelInfo,
+    module: Any,
+    plan: StoragePlan,
+    names: NameTable,
+    symbolic: SymbolicDims | None = None,
 ) -> Instruction:
-    """The launch of a group's kernel, each parameter bound to its value's variable."""
+    """The launch of a group's kernel, each parameter bound to its value's variable, a
+    symbolic kernel's dims to their values at this signature (and its grid worked out
+    from them)."""
     by_buffer = {names.buffer(v): v for v in [*group.inputs, *group.outputs]}
-    args, outputs, workspace = [], [], []
+    args, outputs, workspace, scalars = [], [], [], []
     for arg in info.args:
+        if isinstance(arg.value, Var):  # a symbolic dim: its value at this signature
+            if symbolic is None:
+                raise CompileError(f"kernel {info.name} takes '{arg.name}', which no dim names")
+            (number,) = symbolic.values_of([arg.name])
+            name = f"={arg.name}"
+            scalars.append((name, np.dtype(arg.value.dtype.numpy).type(number)))
+            args.append(name)
+            continue
         if arg.io is ArgIO.WORKSPACE:  # the kernel's own memory, no program value
             workspace.append(_workspace(arg, info.name))
             args.append(arg.name)
@@ -470,7 +516,8 @@ def _kernel_step(
         args.append(variable)
         if arg.io is ArgIO.OUTPUT:
             outputs.append(variable)
-    grid, block = tuple(info.grid), tuple(info.block)
+    grid = tuple(d if isinstance(d, int) else symbolic.evaluate(d) for d in info.grid)
+    block = tuple(info.block)
     return Instruction(
         group.name,
         module,
@@ -482,6 +529,7 @@ def _kernel_step(
         tuple(outputs),
         tuple(workspace),
         _in_place(info, args),
+        tuple(scalars),
     )
 
 

@@ -87,7 +87,7 @@ from cinn_py.runtime.runtime_program import RuntimeProgram, Step
 KIND = "program"
 """The entries' folder under the cache folder (a kind `cinn-py cache info` lists)."""
 SUFFIX = ".json"
-FORMAT = "cinn_py-program-2"
+FORMAT = "cinn_py-program-3"
 """Part of every key and of every entry; a new serialised form changes it."""
 SWITCH_ENV = "CINN_PY_CACHE"
 """`0` bypasses the compiled-program cache (neither read nor written)."""
@@ -438,6 +438,7 @@ def _kernel(stored: Mapping[str, Any], module: Any) -> Instruction:
         tuple(stored["outputs"]),
         tuple(Workspace(w[0], np.dtype(w[1]), tuple(w[2])) for w in stored["workspace"]),
         tuple((x, y) for x, y in stored["in_place"]),
+        tuple((n, np.dtype(t).type(v)) for n, t, v in stored.get("scalars", ())),
     )
 
 
@@ -563,6 +564,7 @@ def _describe_step(step: Step, op_at: Any) -> dict[str, Any]:
             "outputs": list(step.outputs),
             "workspace": [[w.name, w.dtype.str, list(w.shape)] for w in step.workspace],
             "in_place": [list(p) for p in step.in_place],
+            "scalars": [[n, v.dtype.str, int(v)] for n, v in step.scalars],
         }
     return {
         "kind": "library",

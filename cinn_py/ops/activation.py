@@ -239,20 +239,20 @@ OPS = [
     unary_op(
         "gelu",
         gelu_kernel,
-        OpLowering(_lower_gelu, numeric),
+        OpLowering(_lower_gelu, numeric, symbolic=True),
         attributes=(attr("approximate", BoolAttribute, False),),
         decompose=_decompose_gelu,
     ),
     unary_op(
         "leaky_relu",
         leaky_relu_kernel,
-        OpLowering(_lower_leaky_relu, numeric),
+        OpLowering(_lower_leaky_relu, numeric, symbolic=True),
         attributes=(attr("negative_slope", DoubleAttribute, 0.02),),
     ),
     unary_op(
         "hardsigmoid",
         hardsigmoid_kernel,
-        OpLowering(_lower_hardsigmoid, numeric),
+        OpLowering(_lower_hardsigmoid, numeric, symbolic=True),
         attributes=(attr("slope", FloatAttribute, 0.2), attr("offset", FloatAttribute, 0.5)),
         decompose=_decompose_hardsigmoid,
     ),

@@ -181,7 +181,7 @@ OPS = [
         traits=_VECTOR_GLUE,
         infer_meta=_infer_combine,
         kernel=combine,
-        lowering=OpLowering(_lower_combine),
+        lowering=OpLowering(_lower_combine, symbolic=True),
         symbolic_meta=sym.combine_shape,
     ),
     OpDef(
@@ -192,7 +192,7 @@ OPS = [
         traits=_VECTOR_GLUE,
         infer_meta=_infer_split,
         kernel=unpack,
-        lowering=OpLowering(_lower_split),
+        lowering=OpLowering(_lower_split, symbolic=True),
         symbolic_meta=sym.split_shape,
     ),
     OpDef(
@@ -203,7 +203,7 @@ OPS = [
         traits=_VECTOR_GLUE,
         infer_meta=_infer_slice,
         kernel=pick,
-        lowering=OpLowering(_lower_slice),
+        lowering=OpLowering(_lower_slice, symbolic=True),
     ),
     OpDef(
         "builtin.constant",

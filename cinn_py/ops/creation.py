@@ -130,7 +130,7 @@ OPS = [
         traits=frozenset({Trait.CONSTANT, Trait.NOT_FOLDED, Trait.KEEPS_EMPTY}),
         infer_meta=_infer_full,
         kernel=full,
-        lowering=OpLowering(_lower_full),
+        lowering=OpLowering(_lower_full, symbolic=True),
         symbolic_value=sym.full_value,
     ),
     OpDef(
@@ -144,7 +144,7 @@ OPS = [
         traits=frozenset({Trait.NOT_FOLDED}),
         infer_meta=_infer_full_like,
         kernel=full_like,
-        lowering=OpLowering(_lower_full_like),
+        lowering=OpLowering(_lower_full_like, symbolic=True),
     ),
     OpDef(
         "pd_op.full_int_array",
@@ -166,7 +166,7 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=im.unchanged,
         kernel=assign,
-        lowering=OpLowering(_lower_assign),
+        lowering=OpLowering(_lower_assign, symbolic=True),
         symbolic_meta=sym.same_as_first,
         symbolic_value=sym.pass_through_value,
     ),

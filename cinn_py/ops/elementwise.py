@@ -305,7 +305,7 @@ def unary_compute(ctx: LowerContext, fn: ExprUnary, *, floating: bool = False) -
 
 
 def unary_lowering(fn: ExprUnary, *, floating: bool = False) -> OpLowering:
-    return OpLowering(lambda ctx: unary_compute(ctx, fn, floating=floating), numeric)
+    return OpLowering(lambda ctx: unary_compute(ctx, fn, floating=floating), numeric, symbolic=True)
 
 
 def binary_lowering(fn: ExprBinary) -> OpLowering:
@@ -321,7 +321,7 @@ def binary_lowering(fn: ExprBinary) -> OpLowering:
 
         return Compute(dtype, shape, element)
 
-    return OpLowering(lower, numeric)
+    return OpLowering(lower, numeric, symbolic=True)
 
 
 def comparison_type(a: DataType, b: DataType) -> DataType:
@@ -349,7 +349,7 @@ def predicate_lowering(fn: ExprBinary, *, logical: bool = False) -> OpLowering:
 
         return Compute(BOOL, shape, element)
 
-    return OpLowering(lower, any_dtype)
+    return OpLowering(lower, any_dtype, symbolic=True)
 
 
 # ---- integer and float formulas ----------------------------------------------------------
@@ -518,7 +518,7 @@ def _lower_float_test(name: str, for_integers: bool) -> OpLowering:
 
         return Compute(BOOL, ctx.out_shape(), element)
 
-    return OpLowering(lower, any_dtype)
+    return OpLowering(lower, any_dtype, symbolic=True)
 
 
 def _lower_logical_not(ctx: LowerContext) -> Compute:
@@ -612,19 +612,19 @@ OPS = [
     unary_op(
         "round",
         round_kernel,
-        OpLowering(_lower_round, numeric),
+        OpLowering(_lower_round, numeric, symbolic=True),
         attributes=(attr("decimals", Int32Attribute, 0),),
     ),
     unary_op(
         "pow",
         pow_kernel,
-        OpLowering(_lower_pow, numeric),
+        OpLowering(_lower_pow, numeric, symbolic=True),
         attributes=(attr("y", FloatAttribute, 1.0),),
     ),
     unary_op(
         "logical_not",
         unary_test(np.logical_not),
-        OpLowering(_lower_logical_not, any_dtype),
+        OpLowering(_lower_logical_not, any_dtype, symbolic=True),
         im.to_bool,
     ),
     unary_op("isnan", unary_test(np.isnan), _lower_float_test("isnan", False), im.to_bool),
@@ -633,7 +633,7 @@ OPS = [
     unary_op(
         "cast",
         cast,
-        OpLowering(_lower_cast, any_dtype),
+        OpLowering(_lower_cast, any_dtype, symbolic=True),
         _infer_cast,
         (attr("dtype", DataTypeAttribute),),
         symbolic_value=sym.pass_through_value,
@@ -651,7 +651,7 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=im.unchanged,
         kernel=scale,
-        lowering=OpLowering(_lower_scale, numeric),
+        lowering=OpLowering(_lower_scale, numeric, symbolic=True),
         symbolic_value=sym.scale_value,
     ),
     OpDef(
@@ -664,7 +664,7 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=im.unchanged,
         kernel=clip,
-        lowering=OpLowering(_lower_clip, numeric),
+        lowering=OpLowering(_lower_clip, numeric, symbolic=True),
     ),
     _binary(
         "add",
@@ -716,6 +716,6 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=_infer_where,
         kernel=where,
-        lowering=OpLowering(_lower_where, any_dtype),
+        lowering=OpLowering(_lower_where, any_dtype, symbolic=True),
     ),
 ]

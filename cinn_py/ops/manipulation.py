@@ -23,10 +23,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from cinn_py.hlir.op_lowering.compute import Compute, Indices, Vector, broadcast_to
+from cinn_py.hlir.op_lowering.compute import (
+    Compute,
+    Indices,
+    Vector,
+    broadcast_to,
+    index_value,
+)
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import convert
 from cinn_py.ir.expr import EQ, LT, Add, Div, Expr, IntImm, Mod, Mul, Select
@@ -611,12 +618,17 @@ def tile(ctx: KernelContext) -> np.ndarray:
 # -- lowerings ----------------------------------------------------------------------------
 
 
-def strides(shape: Sequence[int]) -> list[int]:
-    """Row-major element strides of `shape`."""
-    out, step = [], 1
+def strides(shape: Sequence[Any]) -> list[Any]:
+    """Row-major element strides of `shape` (ints, or index Exprs where a dim is
+    symbolic)."""
+    out: list[Any] = []
+    step: Any = 1
     for extent in reversed(shape):
         out.append(step)
-        step *= extent
+        if isinstance(step, int) and isinstance(extent, int):
+            step *= extent
+        elif not (isinstance(extent, int) and extent == 1):
+            step = extent if isinstance(step, int) and step == 1 else extent * step
     return out[::-1]
 
 
@@ -629,15 +641,19 @@ def reshaped(x: Compute, shape: tuple[int, ...], index_dtype: DataType) -> Compu
     def element(idx: Indices) -> Expr:
         linear: Expr = IntImm(0, index_dtype)
         for index, stride in zip(idx, out_strides, strict=True):
-            term = index if stride == 1 else Mul(index, IntImm(stride, index_dtype))
+            term = index if _is_unit(stride) else Mul(index, index_value(stride, index_dtype))
             linear = term if _is_zero(linear) else Add(linear, term)
         indices: list[Expr] = []
         for k, (extent, stride) in enumerate(zip(x.shape, in_strides, strict=True)):
-            index = linear if stride == 1 else Div(linear, IntImm(stride, index_dtype))
-            indices.append(index if k == 0 else Mod(index, IntImm(extent, index_dtype)))
+            index = linear if _is_unit(stride) else Div(linear, index_value(stride, index_dtype))
+            indices.append(index if k == 0 else Mod(index, index_value(extent, index_dtype)))
         return x(indices)
 
     return Compute(x.dtype, shape, element)
+
+
+def _is_unit(stride: Any) -> bool:
+    return isinstance(stride, int) and stride == 1
 
 
 def _is_zero(x: Expr) -> bool:
@@ -680,7 +696,7 @@ def _lower_concat(ctx: LowerContext) -> Compute:
     pieces: list[tuple[int, Compute]] = []
     offset = 0
     for item in items:
-        if item.shape[axis]:
+        if not isinstance(item.shape[axis], int) or item.shape[axis]:
             pieces.append((offset, item))
         offset += item.shape[axis]
 
@@ -692,7 +708,7 @@ def _lower_concat(ctx: LowerContext) -> Compute:
 
         result = read(*pieces[-1])
         for start, item in reversed(pieces[:-1]):
-            end = IntImm(start + item.shape[axis], i.dtype)
+            end = index_value(start + item.shape[axis], i.dtype)
             result = Select(LT(i, end), read(start, item), result)
         return result
 
@@ -877,6 +893,7 @@ def _injective(
     traits: frozenset[Trait] = frozenset(),
     symbolic_meta: sym.Rule | None = None,
     symbolic_value: sym.ValueRule | None = None,
+    symbolic: bool = False,
 ) -> OpDef:
     return OpDef(
         f"pd_op.{name}",
@@ -886,7 +903,7 @@ def _injective(
         traits=traits,
         infer_meta=infer,
         kernel=kernel,
-        lowering=OpLowering(lower),
+        lowering=OpLowering(lower, symbolic=symbolic),
         symbolic_meta=symbolic_meta,
         symbolic_value=symbolic_value,
     )
@@ -904,6 +921,7 @@ OPS = [
         traits=_RESHAPE,
         symbolic_meta=sym.reshape_shape,
         symbolic_value=sym.pass_through_value,
+        symbolic=True,
     ),
     _injective(
         "squeeze",
@@ -914,6 +932,7 @@ OPS = [
         traits=_RESHAPE,
         symbolic_meta=sym.squeeze_shape,
         symbolic_value=sym.pass_through_value,
+        symbolic=True,
     ),
     _injective(
         "unsqueeze",
@@ -924,6 +943,7 @@ OPS = [
         traits=_RESHAPE,
         symbolic_meta=sym.unsqueeze_shape,
         symbolic_value=sym.pass_through_value,
+        symbolic=True,
     ),
     _injective(
         "flatten",
@@ -934,6 +954,7 @@ OPS = [
         attributes=(attr("start_axis", Int32Attribute, 1), attr("stop_axis", Int32Attribute, 1)),
         traits=_RESHAPE,
         symbolic_meta=sym.flatten_shape,
+        symbolic=True,
     ),
     _injective(
         "transpose",
@@ -943,6 +964,7 @@ OPS = [
         _lower_transpose,
         attributes=(attr("perm", ArrayOf(Int32Attribute)),),
         symbolic_meta=sym.transpose_shape,
+        symbolic=True,
     ),
     _injective(
         "expand",
@@ -952,6 +974,7 @@ OPS = [
         _lower_expand,
         pattern=OpPatternKind.BROADCAST,
         symbolic_meta=sym.expand_shape,
+        symbolic=True,
     ),
     _injective(
         "tile",
@@ -969,6 +992,7 @@ OPS = [
         _lower_concat,
         symbolic_meta=sym.concat_shape,
         symbolic_value=sym.stack_value,
+        symbolic=True,
     ),
     _injective(
         "stack",
@@ -1017,6 +1041,7 @@ OPS = [
         ),
         symbolic_meta=sym.slice_shape,
         symbolic_value=sym.slice_value,
+        symbolic=True,
     ),
     _injective(
         "strided_slice",

@@ -251,7 +251,7 @@ OPS = [
         pattern=OpPatternKind.BROADCAST,
         infer_meta=_infer_full_with_tensor,
         kernel=full_with_tensor_kernel,
-        lowering=OpLowering(_lower_full_with_tensor, any_dtype),
+        lowering=OpLowering(_lower_full_with_tensor, any_dtype, symbolic=True),
         symbolic_meta=sym.from_shape_operand("shape"),
     ),
     OpDef(
@@ -268,7 +268,7 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=_infer_arange,
         kernel=arange_kernel,
-        lowering=OpLowering(_lower_arange, numeric),
+        lowering=OpLowering(_lower_arange, numeric, symbolic=True),
         symbolic_meta=sym.arange_shape,
     ),
     OpDef(
@@ -278,7 +278,7 @@ OPS = [
         pattern=OpPatternKind.BROADCAST,
         infer_meta=_infer_expand_as,
         kernel=expand_as_kernel,
-        lowering=OpLowering(_lower_expand_as),
+        lowering=OpLowering(_lower_expand_as, symbolic=True),
         symbolic_meta=sym.expand_as_shape,
     ),
 ]

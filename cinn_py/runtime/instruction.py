@@ -101,6 +101,9 @@ class Instruction:
     in_place: tuple[tuple[str, str], ...] = ()
     """(input, output) variables whose output the kernel may write over the input's
     bytes (`ir.in_place` proves which); the memory plan decides whether it does."""
+    scalars: tuple[tuple[str, Any], ...] = ()
+    """The parameters in `args` that take a number, not a variable's array, with their
+    value (NumPy scalars): a symbolic kernel's dims (`S0`, ...) at this signature."""
     _arrays: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, scope: Scope) -> None:
@@ -117,8 +120,9 @@ class Instruction:
         every output is empty (nothing to compute). Valid while `scope.generation` stays."""
         if self.outputs and all(scope[name].array.size == 0 for name in self.outputs):
             return None
+        scalars = self._scalars
         arrays = [
-            scope[name].array
+            (scalars[name] if name in scalars else scope[name].array)
             if workspace is None
             else self.workspace_array(workspace, scope.target)
             for name, workspace in zip(self.args, self._workspaces, strict=True)
@@ -132,6 +136,10 @@ class Instruction:
         own = {w.name: w for w in self.workspace}
         return tuple(own.get(name) for name in self.args)
 
+    @functools.cached_property
+    def _scalars(self) -> dict[str, Any]:
+        return dict(self.scalars)
+
     def workspace_array(self, workspace: Workspace, target: str | Target) -> Any:
         """The instruction's array of `workspace` on `target`, allocated on first use."""
         key = (workspace.name, str(target))
@@ -142,7 +150,7 @@ class Instruction:
 
     def reads(self) -> list[str]:
         """The variables the kernel reads (its inputs)."""
-        own = {w.name for w in self.workspace}
+        own = {w.name for w in self.workspace} | {name for name, _ in self.scalars}
         return [n for n in self.args if n not in own and n not in self.outputs]
 
     def writes(self) -> list[str]:

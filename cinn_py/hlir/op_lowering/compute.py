@@ -79,7 +79,7 @@ def load(buffer: Buffer, indices: Sequence[Expr]) -> Load:
 
 def placeholder(buffer: Buffer) -> Compute:
     """The Compute of a tensor held in `buffer`: its elements are loads."""
-    shape = tuple(int(extent.value) for extent in buffer.shape)
+    shape = tuple(int(e.value) if isinstance(e, IntImm) else e for e in buffer.shape)
     return Compute(buffer.dtype, shape, lambda indices: load(buffer, indices))
 
 
@@ -96,8 +96,17 @@ def broadcast_indices(
     out: list[Expr] = []
     for k, extent in enumerate(shape):
         index = indices[k + offset]
-        out.append(IntImm(0, index.dtype) if extent == 1 else index)
+        out.append(IntImm(0, index.dtype) if _is_one(extent) else index)
     return tuple(out)
+
+
+def _is_one(extent: int | Expr) -> bool:
+    return isinstance(extent, int) and extent == 1
+
+
+def index_value(extent: int | Expr, dtype: DataType) -> Expr:
+    """A dim (or a number computed from dims) as an index expression of `dtype`."""
+    return IntImm(extent, dtype) if isinstance(extent, int) else extent
 
 
 def broadcast_to(x: Compute, out_shape: tuple[int, ...]) -> Compute:

@@ -20,6 +20,7 @@ from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import REQUIRED, attr_value
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.types import DenseTensorType, Type, VectorType
+from cinn_py.pir.value import Value
 
 
 class LowerContext:
@@ -31,8 +32,11 @@ class LowerContext:
         operands: Sequence[Lowered | None],
         index_dtype: DataType,
         numbers: Iterator[int] | None = None,
+        dims_of: Callable[[Value], tuple[Any, ...] | None] | None = None,
     ) -> None:
         self.op = op
+        self._dims_of = dims_of
+        """A value's symbolic dims (ints and index Exprs) in a symbolic lowering."""
         self.operands = list(operands)
         self.index_dtype = index_dtype
         """The dtype of every index expression in the function (int32 or int64)."""
@@ -110,8 +114,15 @@ class LowerContext:
             raise self.error(f"result #{index} is not a tensor")
         return type_
 
-    def out_shape(self, index: int = 0) -> tuple[int, ...]:
-        return self.out_type(index).dims
+    def out_shape(self, index: int = 0) -> tuple[Any, ...]:
+        """The result's dims: ints, with index Exprs for symbolic dims where the group
+        is lowered symbolically (only lowerings marked `OpLowering.symbolic` see those)."""
+        type_ = self.out_type(index)
+        if self._dims_of is not None:
+            dims = self._dims_of(self.op.result(index))
+            if dims is not None:
+                return dims
+        return type_.dims
 
     def out_dtype(self, index: int = 0) -> DataType:
         return self.out_type(index).data_type
@@ -174,3 +185,6 @@ class OpLowering:
 
     lower: LowerFn
     accepts: Accepts = any_dtype
+    symbolic: bool = False
+    """Whether `lower` handles symbolic dims (index Exprs in its operands' and result's
+    shapes, `hlir.symbolic_dims`): only then is its group lowered symbolically."""

@@ -38,8 +38,9 @@ from cinn_py.hlir.op_lowering.compute import Compute, Lowered, placeholder
 from cinn_py.hlir.op_lowering.context import LowerContext
 from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
 from cinn_py.hlir.op_pattern import is_reduction
+from cinn_py.hlir.symbolic_dims import Dim, SymbolicDims
 from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
-from cinn_py.ir.simplify import bounds
+from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.stmt import (
     ArgIO,
     Argument,
@@ -62,25 +63,76 @@ from cinn_py.pir.value import Value
 INT32_LIMIT = 2**31
 
 
-def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> LoweredFunc:
+def lower_group(
+    group: Group,
+    names: NameTable,
+    *,
+    inline: bool = True,
+    symbolic: SymbolicDims | None = None,
+) -> LoweredFunc:
     """The LoweredFunc `fn_<group name>` computing `group`: arguments are its inputs,
-    then its outputs (`var_<N>` buffers); the body is the root schedule block holding
-    one loop nest per stored tensor, in program order.
+    then its outputs (`var_<N>` buffers), then the symbolic dims it reads (`S0`, ...:
+    int scalars); the body is the root schedule block holding one loop nest per stored
+    tensor, in program order.
+
+    With `symbolic` (the compile's `SymbolicDims`), a group whose ops all lower over
+    Expr dims (`OpLowering.symbolic`) and whose values all have symbolic shapes is
+    lowered with those dims as Vars, so its kernel serves every signature; any other
+    group, or one whose symbolic lowering meets what it does not handle, is lowered
+    with the signature's numbers (`symbolic_fallback` says why).
 
     Raises UnsupportedOpError for an op without a lowering (or with a mutable-attribute
     operand that was not folded) and ShapeError for a dynamic (-1) dim."""
     for op in group.ops:
         _check_lowerable(op)
     _check_static(group, names)
+    if symbolic is not None and symbolic_blocker(group, symbolic) is None:
+        try:
+            return _lower(group, names, inline, symbolic)
+        except (TypeError, ValueError, AttributeError, ShapeError, UnsupportedOpError):
+            pass  # lowered with this signature's numbers below: correct, not shared
+    return _lower(group, names, inline, None)
+
+
+def symbolic_blocker(group: Group, symbolic: SymbolicDims) -> str | None:
+    """Why `group` is not lowered symbolically (None when it is tried): an op whose
+    lowering does not take Expr dims, a tensor without a symbolic shape, or no symbolic
+    dim at all."""
+    for op in group.ops:
+        if not lowering_of(op).symbolic:
+            return f"{op.name} lowers with static dims only"
+    values = list(group.inputs) + [v for op in group.ops for v in op.results]
+    tensors = [v for v in values if isinstance(v.type, DenseTensorType)]
+    for value in tensors:
+        if symbolic.dims(value) is None:
+            return f"{names_hint(value)} has no symbolic shape"
+    if not any(symbolic.is_symbolic(v) for v in tensors):
+        return "no dim is symbolic"
+    return None
+
+
+def names_hint(value: Value) -> str:
+    op = value.defining_op
+    return f"a result of {op.name} ({op.where()})" if op is not None else "an argument"
+
+
+def _lower(
+    group: Group, names: NameTable, inline: bool, symbolic: SymbolicDims | None
+) -> LoweredFunc:
     index_dtype = _index_dtype(group)
+
+    def dims_of(value: Value) -> tuple[Dim, ...] | None:
+        if symbolic is None:
+            return None
+        return symbolic.lowered_dims(value, index_dtype)
 
     values: dict[int, Lowered] = {}
     args: list[Argument] = []
     for value in group.inputs:
-        buffer = _buffer(names, value)
+        buffer = _buffer(names, value, dims_of(value))
         args.append(Argument(buffer, ArgIO.INPUT))
         values[id(value)] = placeholder(buffer)
-    out_buffers = {id(v): _buffer(names, v) for v in group.outputs}
+    out_buffers = {id(v): _buffer(names, v, dims_of(v)) for v in group.outputs}
     args.extend(Argument(out_buffers[id(v)], ArgIO.OUTPUT) for v in group.outputs)
 
     nests = _NestBuilder(index_dtype)
@@ -88,11 +140,11 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
     numbers = itertools.count()  # reduce axes r_0, r_1, ... through the function
     for op in group.ops:
         operands = [_operand(values, group, op, v) for v in op.operand_values()]
-        context = LowerContext(op, operands, index_dtype, numbers)
+        context = LowerContext(op, operands, index_dtype, numbers, dims_of)
         results = lowering_of(op).lower(context)
         per_result = [results] if op.num_results == 1 else list(results)
         for value, lowered in zip(op.results, per_result, strict=True):
-            _check_result(op, value, lowered)
+            _check_result(op, value, lowered, dims_of(value))
             values[id(value)] = lowered
             if not isinstance(lowered, Compute):
                 continue
@@ -110,7 +162,7 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
                 continue
             buffer = out_buffers.get(id(value))
             if buffer is None:
-                buffer = _buffer(names, value)
+                buffer = _buffer(names, value, dims_of(value))
                 if lowered.size:
                     temps.append(buffer)
             nests.add(lowered, buffer)
@@ -119,7 +171,38 @@ def lower_group(group: Group, names: NameTable, *, inline: bool = True) -> Lower
 
     root = ScheduleBlock((), (), (), "root", Block(nests.stmts))
     name = sanitize_identifier(f"fn_{group.name}")
-    return LoweredFunc(name, args, ScheduleBlockRealize((), root), temps)
+    body = ScheduleBlockRealize((), root)
+    if symbolic is not None:
+        args.extend(Argument(var, ArgIO.INPUT) for var in dim_vars(body, [*args, *temps]))
+    return LoweredFunc(name, args, body, temps)
+
+
+def dim_vars(body: Stmt, holders: Sequence[Argument | Buffer]) -> list[Var]:
+    """The symbolic dims (`S<k>` Vars) `body` and the buffers' shapes read, by name:
+    the scalar arguments of a symbolic kernel."""
+    finder = _DimVars()
+    finder.visit(body)
+    for holder in holders:
+        buffer = holder.value if isinstance(holder, Argument) else holder
+        if isinstance(buffer, Buffer):
+            for extent in buffer.shape:
+                finder.visit(extent)
+    return sorted(finder.found.values(), key=lambda v: int(v.name[1:]))
+
+
+class _DimVars(Visitor):
+    def __init__(self) -> None:
+        self.found: dict[str, Var] = {}
+
+    def visit_Var(self, node: Var) -> None:
+        if is_dim_var(node):
+            self.found.setdefault(node.name, node)
+
+
+def is_dim_var(var: Var) -> bool:
+    """Whether `var` is a symbolic dim (`S<k>`; no loop, iter or buffer name has that
+    form)."""
+    return var.name[:1] == "S" and var.name[1:].isdigit()
 
 
 # ---- checks --------------------------------------------------------------------------
@@ -192,12 +275,21 @@ def _operand(
     return lowered
 
 
-def _check_result(op: Operation, value: Value, lowered: Lowered) -> None:
-    """The lowering must produce the declared type: a wrong one is a lowering bug."""
+def _check_result(
+    op: Operation, value: Value, lowered: Lowered, dims: tuple[Dim, ...] | None = None
+) -> None:
+    """The lowering must produce the declared type (or, lowered symbolically, the
+    value's symbolic dims): a wrong one is a lowering bug."""
     types = _tensor_types(value)
     computes = [lowered] if isinstance(lowered, Compute) else list(lowered)
-    got = [(c.dtype, c.shape) for c in computes]
-    want = [(t.data_type, t.dims) for t in types]
+    if dims is not None or (computes and any(not _static(c.shape) for c in computes)):
+        got = [(c.dtype, tuple(map(_dim_key, c.shape))) for c in computes]
+        want = [(t.data_type, tuple(map(_dim_key, dims or t.dims))) for t in types]
+        if isinstance(value.type, VectorType):
+            got, want = [g[0] for g in got], [w[0] for w in want]
+    else:
+        got = [(c.dtype, c.shape) for c in computes]
+        want = [(t.data_type, t.dims) for t in types]
     if got != want:
         raise ShapeError(f"{op.name} ({op.where()}): lowered to {got}, the program declares {want}")
 
@@ -215,7 +307,16 @@ def _stored(value: Value, group: Group, inline: bool) -> bool:
     return not value.use_empty()
 
 
-def _buffer(names: NameTable, value: Value) -> Buffer:
+def _static(shape: Sequence[Dim]) -> bool:
+    return all(isinstance(d, int) for d in shape)
+
+
+def _dim_key(dim: Dim) -> object:
+    """A dim comparable by value: ints as they are, expressions as printed."""
+    return dim if isinstance(dim, int) else str(simplify(dim))
+
+
+def _buffer(names: NameTable, value: Value, dims: tuple[Dim, ...] | None = None) -> Buffer:
     type_ = value.type
     if not isinstance(type_, DenseTensorType):
         op = value.defining_op
@@ -225,7 +326,7 @@ def _buffer(names: NameTable, value: Value) -> Buffer:
             f"gives {names.printed(value)}, a Tensor[], as a group input or output; "
             "only tensors cross a group's boundary",
         )
-    return Buffer(names.buffer(value), type_.data_type, type_.dims)
+    return Buffer(names.buffer(value), type_.data_type, type_.dims if dims is None else dims)
 
 
 # ---- loop nests ------------------------------------------------------------------------
@@ -248,12 +349,14 @@ class _NestBuilder:
         dtype = self.index_dtype
         loop_vars, iter_vars = [], []
         for dim, extent in enumerate(compute.shape):
-            loop_vars.append(Var(f"i_{self.loops}", dtype, 0, extent))
-            iter_vars.append(Var(f"i{dim}_{nest}", dtype, 0, extent))
+            upper = extent if isinstance(extent, int) else None
+            loop_vars.append(Var(f"i_{self.loops}", dtype, 0, upper))
+            iter_vars.append(Var(f"i{dim}_{nest}", dtype, 0, upper))
             self.loops += 1
         # Dims of extent 1 are read at the constant 0, so no index keeps a var there.
         at = [
-            IntImm(0, dtype) if e == 1 else v for e, v in zip(compute.shape, iter_vars, strict=True)
+            IntImm(0, dtype) if isinstance(e, int) and e == 1 else v
+            for e, v in zip(compute.shape, iter_vars, strict=True)
         ]
         value = compute(at)
         reads = read_regions(value, iter_vars)
@@ -301,6 +404,9 @@ def read_regions(value: Expr, iter_vars: Sequence[Var]) -> list[BufferRange]:
             first = indices[0]
             if isinstance(first, Var) and all(i is first for i in indices):
                 ranges.append(first)
+                continue
+            if not isinstance(extent, IntImm):  # a symbolic dim: the whole of it
+                ranges.append(Var(f"{buffer.name}_d{dim}", first.dtype, 0))
                 continue
             ranges.append(_span(f"{buffer.name}_d{dim}", indices, int(extent.value), first.dtype))
         regions.append(BufferRange(buffer, ranges))

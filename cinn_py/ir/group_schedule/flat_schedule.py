@@ -33,9 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import IntImm, Reduce
-from cinn_py.ir.group_schedule.distribute import distribute, fuse_all
+from cinn_py.ir.expr import Expr, IntImm, Reduce
+from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
+    PREFERRED_THREADS,
     LaunchConfig,
     choose_launch,
     vector_lanes,
@@ -53,6 +54,8 @@ def schedule_flat(func: LoweredFunc, target: TargetInfo) -> tuple[IRSchedule, La
     store, a non-constant extent)."""
     sch = IRSchedule(func)
     plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    if any(plan.symbolic is not None for plan in plans):
+        return sch, _distribute_symbolic(sch, plans, target)
     launch = _launch(plans, target)
     if launch is not None:
         for plan in plans:
@@ -91,6 +94,8 @@ class _BlockPlan:
     extent: int
     """Elements of the fused loop; 0 for a 0-D block and for an empty tensor."""
     lanes: int
+    symbolic: Expr | None = None
+    """The fused loop's extent where it reads a symbolic dim (then `extent` is 0)."""
 
     @property
     def items(self) -> int:
@@ -106,9 +111,7 @@ def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
         return _BlockPlan(block, 0, 1)
     extent = sch.get(fuse_all(sch, loops)).extent
     if not isinstance(extent, IntImm):
-        raise ScheduleError(
-            "auto_schedule", block.name, f"loop extent {extent!r} is not a constant"
-        )
+        return _BlockPlan(block, 0, 1, extent)
     lanes = 1 if reduces else vector_lanes(extent.value, itemsize)
     return _BlockPlan(block, extent.value, lanes)
 
@@ -117,6 +120,28 @@ def _distribute(sch: IRSchedule, plan: _BlockPlan, launch: LaunchConfig) -> None
     """Splits the block's fused loop into [steps,] blocks, threads[, lanes] and binds them."""
     (fused,) = sch.get_loops(plan.block)
     distribute(sch, fused, plan.items, plan.lanes, launch)
+
+
+def _distribute_symbolic(
+    sch: IRSchedule, plans: list[_BlockPlan], target: TargetInfo
+) -> LaunchConfig:
+    """The flat schedule of a function whose extents read symbolic dims (`S0`, kernel
+    arguments): every block's fused loop split into [ceil(extent / threads), threads],
+    bound to blockIdx.x and threadIdx.x, its body guarded by `index < extent`; the grid
+    is the largest block count, worked out per launch. Nothing here depends on the dims'
+    values, so one kernel serves every feed shape: threads are the preferred count, and
+    there are no vector lanes (whether 16 bytes divide a row is not known) and no
+    grid-stride loop (the grid grows with the tensor; 2**31 - 1 blocks of 256 threads
+    cover any tensor an int64 index addresses on a GPU)."""
+    threads = min(PREFERRED_THREADS, target.max_threads_per_block)
+    for plan in plans:
+        if plan.symbolic is None and not plan.extent:
+            continue  # a 0-D block: finish_schedule puts it in thread 0 of block 0
+        (fused,) = sch.get_loops(plan.block)
+        blocks, lanes = sch.split(fused, [-1, threads])
+        sch.bind(blocks, BLOCK_AXIS)
+        sch.bind(lanes, THREAD_AXIS)
+    return LaunchConfig(threads, 0, 1)
 
 
 def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:

@@ -27,7 +27,7 @@ from cinn_py.ir.schedule.analysis import (
     walk,
 )
 from cinn_py.ir.simplify import simplify
-from cinn_py.ir.stmt import Block, For, ForType, LoweredFunc
+from cinn_py.ir.stmt import Block, For, ForType, IfThenElse, LoweredFunc, Stmt
 
 
 def check_plain(loop: For, primitive: str) -> None:
@@ -91,6 +91,8 @@ def split(
     A product above the extent is kept as is (the bound-guard pass cuts the excess)."""
     loop, _ = find_loop(func, loop_name, "split")
     check_plain(loop, "split")
+    if not isinstance(loop.extent, IntImm):
+        return _split_symbolic(func, loop, factors)
     sizes = _resolve_factors(factors, const_extent(loop, "split"), loop)
     taken = taken_names(func)
     new_vars = [
@@ -103,6 +105,50 @@ def split(
     for var, size in zip(new_vars[1:], sizes[1:], strict=True):
         value = value * size + var
     body = substitute_stmt(loop.body, {loop_name: value})
+    for k in reversed(range(len(new_vars))):
+        inner = body if k == len(new_vars) - 1 else Block([body])
+        body = For(new_vars[k], 0, sizes[k], ForType.SERIAL, inner)
+    return replace(func, loop, body), [v.name for v in new_vars]
+
+
+def _split_symbolic(
+    func: LoweredFunc, loop: For, factors: Sequence[int]
+) -> tuple[LoweredFunc, list[str]]:
+    """`split` of a loop whose extent is an expression (a symbolic dim): the one -1
+    factor becomes `ceil(extent / product of the others)`, an expression too, and the
+    body runs under `if (value < extent)`, since the bound-guard pass sees only constant
+    iter var ranges."""
+    block, name = block_names(loop), loop.loop_var.name
+    items = list(factors)
+    if items.count(-1) != 1 or any(
+        not isinstance(f, int) or isinstance(f, bool) or (f != -1 and f < 1) for f in items
+    ):
+        raise ScheduleError(
+            "split",
+            block,
+            f"loop {name} has the symbolic extent {loop.extent!r}: give positive int "
+            f"factors with exactly one -1, got {items}",
+        )
+    known = math.prod(f for f in items if f != -1)
+    dtype = loop.loop_var.dtype
+    extent = loop.extent
+    outer = extent if known == 1 else simplify((extent + (known - 1)) / IntImm(known, dtype))
+    sizes: list[Expr | int] = [outer if f == -1 else f for f in items]
+    taken = taken_names(func)
+    new_vars = [
+        bounded_var(
+            fresh_name(f"{loop.loop_var.name}_{k}", taken),
+            loop.loop_var,
+            size if isinstance(size, Expr) else IntImm(size, dtype),
+        )
+        for k, size in enumerate(sizes)
+    ]
+    value: Expr = new_vars[0]
+    for var, size in zip(new_vars[1:], sizes[1:], strict=True):
+        value = value * size + var
+    body: Stmt = substitute_stmt(loop.body, {name: value})
+    if known != 1:
+        body = IfThenElse(value.lt(extent), body)
     for k in reversed(range(len(new_vars))):
         inner = body if k == len(new_vars) - 1 else Block([body])
         body = For(new_vars[k], 0, sizes[k], ForType.SERIAL, inner)

@@ -63,16 +63,25 @@ def specialize_shapes(
     program: Program,
     feed_shapes: Mapping[str, Sequence[int]] | None = None,
     feed_values: Mapping[str, np.ndarray] | None = None,
+    origins: dict[int, Value] | None = None,
 ) -> Program:
     """A clone of `program` with the feeds' shapes (by `pd_op.data` name) and every result
     type inferred from them; the feeds of `feed_values` become constants holding those
     values. A feed shape that contradicts a declared static dim raises FeedError; a dim
     still unknown afterwards (a data op with -1 dims and no shape given) raises
     ShapeError, and a used result whose shape depends on feed values raises
-    DataDependentShape."""
+    DataDependentShape.
+
+    `origins`, when given, gets the value of `program` each result of the clone copies
+    (by id of the clone's value), before anything is specialised: what lowering needs to
+    find a specialised value's symbolic dims (`hlir.symbolic_dims`)."""
     shapes = dict(feed_shapes or {})
     values = dict(feed_values or {})
     copy = program.clone()
+    if origins is not None:
+        for old, new in zip(program.block, copy.block, strict=True):
+            for old_result, new_result in zip(old.results, new.results, strict=True):
+                origins[id(new_result)] = old_result
     evaluated: dict[int, np.ndarray] = {}
     """Constants made by evaluation here, by id of their value."""
     for op in list(copy.block):

@@ -1,0 +1,192 @@
+"""Symbolic dims for lowering: which dims of a specialised program's values are the
+program's -1 dims, as expressions the kernels take as arguments.
+
+A program with -1 dims is still specialised to each feed signature (`specialize_shapes`)
+and its host-side stages run per signature, but its *kernels* need not be: lowering
+writes a dim that comes from a -1 feed dim as a Var (`S0`, `S1`, ...) read from a kernel
+argument instead of the number it has in this signature, so two signatures give the same
+kernel source and the kernel cache (keyed by source) compiles it once. That is correct by
+construction: every source is produced by a pipeline run for the exact signature it runs
+at, so whatever a stage decided from a concrete number is either visible in the source
+(and then sources differ and nothing is shared) or holds for this signature; the dims'
+values are the launch's arguments.
+
+Where the dims come from: `pir.shape_analysis` gives each value of the program *before*
+specialisation its symbolic shape (a DimExpr per dim); `specialize_shapes(..., origins=)`
+says which original value each specialised one copies. A dim is symbolic only where its
+expression, evaluated at this signature, equals the specialised type's dim, so a value
+the analysis does not model (or that a pass after specialisation made) is simply static.
+
+Two rules keep shared kernels valid across signatures:
+- A symbol whose value is 1 is the constant 1 (its own "bucket"): a dim of 1 broadcasts,
+  and a kernel written for `S0 >= 2` would not. The other symbols' Vars have lower
+  bound 2, so `broadcast(S0, S1)` (equal unless one is 1, checked with the feeds) is S0.
+- Only ops whose lowering says it handles Expr dims (`OpLowering.symbolic`) are lowered
+  symbolically; a group with any other op is lowered with this signature's numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cinn_py.ir.evaluate import evaluate
+from cinn_py.ir.expr import Div, Expr, IntImm, Max, Var
+from cinn_py.pir import dim_expr as d
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.shape_analysis import ShapeAnalysis
+from cinn_py.pir.types import DenseTensorType
+from cinn_py.pir.value import Value
+
+Dim = int | Expr
+"""A lowered dim: a number, or an index expression over the symbols' Vars."""
+
+SYMBOL_LOWER_BOUND = 2
+"""Every symbol a kernel reads is at least 2: a symbol of value 1 is the constant 1."""
+
+
+@dataclass
+class SymbolicDims:
+    """The symbolic shapes of one specialised program's values and the signature's
+    values of their symbols (the kernels' dim arguments)."""
+
+    shapes: dict[int, tuple[d.DimExpr, ...]]
+    """By id of a specialised value: its dims over the symbols still free (symbols of
+    value 1 substituted by 1), only for values whose dims all check out."""
+    binding: dict[d.Sym, int]
+    """The value of each free symbol at this signature."""
+    _vars: dict[tuple[d.Sym, DataType], Var] = field(default_factory=dict)
+
+    def dims(self, value: Value) -> tuple[d.DimExpr, ...] | None:
+        return self.shapes.get(id(value))
+
+    def is_symbolic(self, value: Value) -> bool:
+        """Whether some dim of `value` reads a symbol."""
+        shape = self.shapes.get(id(value))
+        return shape is not None and any(not dim.is_const for dim in shape)
+
+    def var(self, symbol: d.Sym, dtype: DataType) -> Var:
+        """The kernel argument holding `symbol` (one Var per symbol and index dtype)."""
+        key = (symbol, dtype)
+        found = self._vars.get(key)
+        if found is None:
+            found = self._vars[key] = Var(symbol.name, dtype, SYMBOL_LOWER_BOUND)
+        return found
+
+    def lowered_dims(self, value: Value, dtype: DataType) -> tuple[Dim, ...] | None:
+        """The value's dims as lowering writes them: ints, and index expressions of
+        `dtype` for symbolic ones; None when the value has no symbolic shape."""
+        shape = self.shapes.get(id(value))
+        if shape is None:
+            return None
+        return tuple(self.to_expr(dim, dtype) for dim in shape)
+
+    def to_expr(self, dim: d.DimExpr, dtype: DataType) -> Dim:
+        """`dim` as an int (a constant) or an index expression of `dtype`."""
+        if isinstance(dim, d.Const):
+            return dim.value
+        return _convert(dim, lambda s: self.var(s, dtype), dtype)
+
+    def values_of(self, symbols: Sequence[str]) -> tuple[int, ...]:
+        """The values of the symbols named (a kernel's dim arguments, in order)."""
+        by_name = {symbol.name: value for symbol, value in self.binding.items()}
+        return tuple(by_name[name] for name in symbols)
+
+    def evaluate(self, expr: Expr) -> int:
+        """An index expression over the symbols' Vars (a launch's grid) at this
+        signature."""
+        by_name = {symbol.name: value for symbol, value in self.binding.items()}
+        return int(evaluate(expr, by_name))
+
+
+def build_symbolic_dims(
+    analysis: ShapeAnalysis,
+    feed_shapes: Mapping[str, Sequence[int]],
+    origins: Mapping[int, Value],
+    specialized: Sequence[Value],
+) -> SymbolicDims:
+    """The symbolic dims of the `specialized` values (each copying `origins[id(v)]` of
+    the program `analysis` was made of) at the feeds' shapes `feed_shapes`."""
+    binding: dict[d.Sym, int] = {}
+    for symbol, (feed, axis) in analysis.feed_symbols().items():
+        dims = feed_shapes.get(feed)
+        if dims is not None and axis < len(dims):
+            root = analysis.find(symbol)
+            if isinstance(root, d.Sym):
+                binding.setdefault(root, int(dims[axis]))
+    ones = {s: d.Const(1) for s, v in binding.items() if v == 1}
+    free = {s: v for s, v in binding.items() if v != 1}
+    shapes: dict[int, tuple[d.DimExpr, ...]] = {}
+    for value in specialized:
+        origin = origins.get(id(value))
+        type_ = value.type
+        if origin is None or not isinstance(type_, DenseTensorType):
+            continue
+        shape = analysis.shape(origin)
+        if shape is None or len(shape) != len(type_.dims):
+            continue
+        resolved = tuple(_resolve(dim.substitute(ones)) for dim in shape)
+        if all(_checks(dim, free, want) for dim, want in zip(resolved, type_.dims, strict=True)):
+            shapes[id(value)] = resolved
+    return SymbolicDims(shapes, free)
+
+
+def _checks(dim: d.DimExpr, binding: Mapping[d.Sym, int], want: int) -> bool:
+    """Whether `dim` only reads bound symbols and evaluates to `want`."""
+    if not dim.symbols() <= set(binding):
+        return False
+    try:
+        return dim.evaluate(binding) == want
+    except (KeyError, ValueError, ZeroDivisionError):
+        return False
+
+
+def _resolve(dim: d.DimExpr) -> d.DimExpr:
+    """`dim` with each `broadcast(a, b, ...)` replaced by its first operand: with no
+    symbol of value 1 left, the operands are equal (the feeds were checked against the
+    program's broadcast constraints)."""
+    if isinstance(dim, d.Broadcast):
+        return _resolve(dim.args[0])
+    if isinstance(dim, (d.Const, d.Sym)):
+        return dim
+    children = [_resolve(child) for child in d._children(dim)]
+    if isinstance(dim, d.Add):
+        return sum(children[1:], children[0])
+    if isinstance(dim, d.Mul):
+        out = children[0]
+        for child in children[1:]:
+            out = out * child
+        return out
+    if isinstance(dim, d.FloorDiv):
+        return children[0] // children[1]
+    if isinstance(dim, d.Max):
+        return d.dim_max(*children)
+    return dim
+
+
+def _convert(dim: d.DimExpr, var_of, dtype: DataType) -> Expr:
+    """A DimExpr as an IR index expression (dims are never negative, so floor-div is
+    C's division)."""
+    if isinstance(dim, d.Const):
+        return IntImm(dim.value, dtype)
+    if isinstance(dim, d.Sym):
+        return var_of(dim)
+    children = [_convert(child, var_of, dtype) for child in d._children(dim)]
+    if isinstance(dim, d.Add):
+        out = children[0]
+        for child in children[1:]:
+            out = out + child
+        return out
+    if isinstance(dim, d.Mul):
+        out = children[0]
+        for child in children[1:]:
+            out = out * child
+        return out
+    if isinstance(dim, d.FloorDiv):
+        return Div(children[0], children[1])
+    if isinstance(dim, d.Max):
+        out = children[0]
+        for child in children[1:]:
+            out = Max(out, child)
+        return out
+    raise ValueError(f"cannot lower the dim {dim}")

@@ -1,0 +1,189 @@
+"""Symbolic kernels (issue 18): -1 dims lowered as kernel arguments, one kernel source
+for every feed shape, results against NumPy over odd shapes.
+
+The host-side stages still run per feed signature; what is shared is the kernel source,
+so the kernel cache compiles it once. Each test checks both halves: the numbers, and
+that the source did (or, where a group falls back to static dims, did not) stay the
+same across shapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cinn_py
+from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.errors import ScheduleError
+from cinn_py.hlir.op_lowering.lower import symbolic_blocker
+from cinn_py.ir.printer import print_ir
+from cinn_py.ir.schedule import IRSchedule
+from cinn_py.pir.parser import parse_program
+
+BROADCAST_EXP = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,16],stop_gradient:[true]} : () -> tensor<-1x16xf32>
+    (%1) = "pd_op.data" () {dtype:float32,name:"y",place:Place(undefined:0),shape:[16],stop_gradient:[true]} : () -> tensor<16xf32>
+    (%2) = "pd_op.add" (%0, %1) {stop_gradient:[true]} : (tensor<-1x16xf32>, tensor<16xf32>) -> tensor<-1x16xf32>
+    (%3) = "pd_op.exp" (%2) {stop_gradient:[true]} : (tensor<-1x16xf32>) -> tensor<-1x16xf32>
+    () = "builtin.shadow_output" (%3) {output_name:"out"} : (tensor<-1x16xf32>) ->
+}
+"""
+
+# Rotary embedding's data movement on [batch, seq, 16] with both -1: reshape with 0
+# (copy a dim), slices of the static last axis, negate, concat, a broadcast multiply
+# and a transpose that moves the symbolic seq dim.
+ROTATE_HALF = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1,16],stop_gradient:[true]} : () -> tensor<-1x-1x16xf32>
+    (%1) = "pd_op.data" () {dtype:float32,name:"c",place:Place(undefined:0),shape:[8],stop_gradient:[true]} : () -> tensor<8xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,0,2,8]} : () -> tensor<4xi64>
+    (%3) = "pd_op.reshape" (%0, %2) {stop_gradient:[true]} : (tensor<-1x-1x16xf32>, tensor<4xi64>) -> tensor<-1x-1x2x8xf32>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[4]} : () -> tensor<1xi64>
+    (%5) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[2147483647]} : () -> tensor<1xi64>
+    (%6) = "pd_op.slice" (%3, %4, %5) {axes:[3],decrease_axis:[],infer_flags:[1],stop_gradient:[true]} : (tensor<-1x-1x2x8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<-1x-1x2x4xf32>
+    (%7) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:-1} : () -> tensor<1xf32>
+    (%8) = "pd_op.scale" (%6, %7) {bias:0,bias_after_scale:true,stop_gradient:[true]} : (tensor<-1x-1x2x4xf32>, tensor<1xf32>) -> tensor<-1x-1x2x4xf32>
+    (%9) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%10) = "pd_op.slice" (%3, %9, %4) {axes:[3],decrease_axis:[],infer_flags:[1],stop_gradient:[true]} : (tensor<-1x-1x2x8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<-1x-1x2x4xf32>
+    (%11) = "builtin.combine" (%8, %10) {stop_gradient:[true]} : (tensor<-1x-1x2x4xf32>, tensor<-1x-1x2x4xf32>) -> vec[tensor<-1x-1x2x4xf32>,tensor<-1x-1x2x4xf32>]
+    (%12) = "pd_op.full" () {dtype:int32,place:Place(cpu),shape:[1],stop_gradient:[true],value:-1} : () -> tensor<1xi32>
+    (%13) = "pd_op.concat" (%11, %12) {stop_gradient:[true]} : (vec[tensor<-1x-1x2x4xf32>,tensor<-1x-1x2x4xf32>], tensor<1xi32>) -> tensor<-1x-1x2x8xf32>
+    (%14) = "pd_op.multiply" (%13, %1) {stop_gradient:[true]} : (tensor<-1x-1x2x8xf32>, tensor<8xf32>) -> tensor<-1x-1x2x8xf32>
+    (%15) = "pd_op.add" (%3, %14) {stop_gradient:[true]} : (tensor<-1x-1x2x8xf32>, tensor<-1x-1x2x8xf32>) -> tensor<-1x-1x2x8xf32>
+    (%16) = "pd_op.transpose" (%15) {perm:[0,2,1,3],stop_gradient:[true]} : (tensor<-1x-1x2x8xf32>) -> tensor<-1x2x-1x8xf32>
+    () = "builtin.shadow_output" (%16) {output_name:"out"} : (tensor<-1x2x-1x8xf32>) ->
+}
+"""
+
+# A row reduction: no symbolic lowering yet, so its group keeps static dims.
+ROW_SUM = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,16],stop_gradient:[true]} : () -> tensor<-1x16xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<-1x16xf32>, tensor<1xi64>) -> tensor<-1x1xf32>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x1xf32>) ->
+}
+"""
+
+
+def rotate_half_reference(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+    b, s, _ = x.shape
+    q = x.reshape(b, s, 2, 8)
+    rotated = np.concatenate([-q[..., 4:], q[..., :4]], axis=-1) * c
+    return (q + rotated).transpose(0, 2, 1, 3)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CINN_PY_SPECIALIZE", raising=False)
+
+
+def source_for(text: str, **shapes: tuple[int, ...]) -> str:
+    program = parse_program(text)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes=shapes).stages()
+    return stages.source.source
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 33, 129, 1000])
+def test_broadcast_exp_matches_numpy(cache, rows):
+    exe = cinn_py.compile(parse_program(BROADCAST_EXP), "cuda-emu")
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 16), dtype=np.float32)
+    y = rng.standard_normal(16, dtype=np.float32)
+    (got,) = exe.run({"x": x, "y": y}).values()
+    np.testing.assert_allclose(got, np.exp(x + y), rtol=2e-6, atol=1e-7)
+
+
+def test_one_source_for_every_row_count_but_one(cache):
+    sources = {rows: source_for(BROADCAST_EXP, x=(rows, 16)) for rows in (2, 3, 7, 33, 1000)}
+    assert len(set(sources.values())) == 1
+    shared = sources[3]
+    assert "const int v_S0" in shared
+    assert "< (v_S0 * 16)" in shared  # the guard of the symbolic split
+    one = source_for(BROADCAST_EXP, x=(1, 16))  # a dim of 1 broadcasts: its own bucket
+    assert one != shared and "v_S0" not in one
+
+
+@pytest.mark.parametrize(("batch", "seq"), [(1, 1), (1, 7), (3, 1), (2, 33), (3, 129), (5, 100)])
+def test_rotate_half_matches_numpy(cache, batch, seq):
+    exe = cinn_py.compile(parse_program(ROTATE_HALF), "cuda-emu")
+    rng = np.random.default_rng(batch * 1000 + seq)
+    x = rng.standard_normal((batch, seq, 16), dtype=np.float32)
+    c = rng.standard_normal(8, dtype=np.float32)
+    (got,) = exe.run({"x": x, "c": c}).values()
+    np.testing.assert_allclose(got, rotate_half_reference(x, c), rtol=1e-6, atol=1e-6)
+
+
+def test_rotate_half_is_one_kernel_for_every_shape_without_ones(cache):
+    sources = {source_for(ROTATE_HALF, x=(b, s, 16)) for b, s in [(2, 7), (3, 33), (8, 1000)]}
+    assert len(sources) == 1
+    (shared,) = sources
+    assert "const int v_S0, const int v_S1" in shared
+
+
+def test_lowered_ir_names_the_dims(cache):
+    program = parse_program(BROADCAST_EXP)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)}).stages(until="lowered")
+    text = print_ir(stages.fused[0].lowered)
+    assert text.startswith("function fn_group_0 (var_0, var_1, var_3, S0)\n")
+    assert "serial for (i_0, 0, S0)" in text
+    assert "var_3[i0_0, i1_0] = exp((var_0[i0_0, i1_0] + var_1[i1_0]))" in text
+
+
+def test_kernel_args_carry_the_dims_and_the_grid_follows_them(cache):
+    exe = cinn_py.compile(parse_program(BROADCAST_EXP), "cuda-emu")
+    x, y = np.ones((1000, 16), np.float32), np.zeros(16, np.float32)
+    exe.run({"x": x, "y": y})
+    (step,) = exe.kernels
+    assert step.args[-1] == "=S0"
+    assert dict(step.scalars)["=S0"] == 1000
+    assert step.grid == (-(-1000 * 16 // 256), 1, 1) and step.block == (256, 1, 1)
+    assert "=S0" not in step.reads()
+
+
+def test_a_row_reduction_keeps_static_dims_and_stays_right(cache):
+    program = parse_program(ROW_SUM)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)}).stages(until="lowered")
+    group = stages.fused[0].group
+    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)})
+    compiler.stages(until="grouping")
+    assert (
+        symbolic_blocker(group, compiler.symbolic_dims) == "pd_op.sum lowers with static dims only"
+    )
+    assert "S0" not in print_ir(stages.fused[0].lowered)
+    exe = cinn_py.compile(program, "cuda-emu")
+    for rows in (3, 33):
+        x = np.random.default_rng(rows).standard_normal((rows, 16), dtype=np.float32)
+        (got,) = exe.run({"x": x}).values()
+        np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_specialize_env_compiles_every_dim_in(cache, monkeypatch):
+    monkeypatch.setenv("CINN_PY_SPECIALIZE", "1")
+    source = source_for(BROADCAST_EXP, x=(7, 16))
+    assert "v_S0" not in source and "fn_group_0(const float" in source
+
+
+def test_kernel_cache_compiles_the_shared_source_once(cache):
+    from cinn_py.backends.cache import stats
+
+    exe = cinn_py.compile(parse_program(BROADCAST_EXP), "cuda-emu")
+    before = stats.snapshot()
+    for rows in (3, 7, 33, 129):
+        exe.run({"x": np.ones((rows, 16), np.float32), "y": np.ones(16, np.float32)})
+    counts = stats.snapshot() - before
+    assert (counts.misses, counts.hits) == (1, 3)
+
+
+def test_split_of_a_symbolic_loop_needs_one_inferred_factor(cache):
+    program = parse_program(BROADCAST_EXP)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)}).stages(until="lowered")
+    sch = IRSchedule(stages.fused[0].lowered)
+    (block,) = sch.get_all_blocks()
+    outer, _ = sch.get_loops(block)
+    with pytest.raises(ScheduleError, match=r"symbolic extent S0: give positive int factors"):
+        sch.split(outer, [4, 8])
+    a, b = sch.split(outer, [-1, 4])
+    assert str(sch.get(a).extent) == "((S0 + 3) / 4)"
