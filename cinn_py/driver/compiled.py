@@ -248,11 +248,10 @@ class CompiledProgram:
             feed_shapes=dict(signature),
             feed_values=dict(fed),
         )
-        before = kernel_cache.stats.snapshot()
+        hits, misses = _kernel_counts()
         runtime = program_cache.build(compiler)
-        units = kernel_cache.stats.snapshot() - before
-        self.stats.kernel_units_compiled += units.misses
-        self.stats.kernel_units_cached += units.hits
+        self.stats.kernel_units_cached += _kernel_counts()[0] - hits
+        self.stats.kernel_units_compiled += _kernel_counts()[1] - misses
         if program_cache.LOAD_TIMING in runtime.timings:
             self.stats.loaded += 1
         else:
@@ -318,6 +317,13 @@ class CompiledProgram:
 
     def _fetch(self, compiled: _Compiled, value: Value, copy_to_host: bool) -> Any:
         return _read(compiled.scope, compiled.storage[self._number(value)], copy_to_host)
+
+
+def _kernel_counts() -> tuple[int, int]:
+    """The kernel cache's running hits and misses (`backends.cache.stats`: a unit found,
+    a unit built), read as counters: not through `snapshot`, which the CLI's status line
+    takes around a whole run."""
+    return kernel_cache.stats.hits, kernel_cache.stats.misses
 
 
 def _host(array: Any) -> np.ndarray:
