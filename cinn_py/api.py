@@ -4,6 +4,7 @@
     exe = cinn_py.compile(prog)                # cuda with a GPU, else cuda-emu
     outs = exe.run({"x": x})                   # {"%24": array} or {"out0": array}
     exe.groups; exe.cuda_source; exe.kernels; exe.timings
+    exe.compile_count; exe.compile_stats           # compiles, loads, reuses, evictions
 
 Outputs are named as the CLI names them: `out0`, `out1`, ... (fetch order) for
 programs that declare outputs with fetch / shadow_output ops (saved models), else
@@ -20,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cinn_py.driver import compile_stats
+from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.compiled import CompiledProgram
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import Group
@@ -150,6 +153,27 @@ class Executable:
         runtime = self.runtime_program
         return {} if runtime is None else dict(runtime.timings)
 
+    @property
+    def compile_count(self) -> int:
+        """How many times the program was compiled, or loaded from the compiled-program
+        cache: 1 for a static program (compiled by `compile`), one per feed shape run
+        so far for a program with -1 dims (a shape dropped by `max_shapes` and run again
+        counts again), so a caller can see whether its runs pay for compiles; 0 on
+        `reference`, which compiles nothing."""
+        if isinstance(self.runner, CompiledProgram):
+            return self.runner.compile_count
+        return 0
+
+    @property
+    def compile_stats(self) -> CompileStats:
+        """The compile counts behind `compile_count`: compiled (stages ran) and loaded
+        (compiled-program cache), runs that reused a compile, kernel units compiled or
+        found in the kernel cache, compiles evicted by `max_shapes` (see
+        `CompileStats`); all 0 on `reference`. The counts are live, not a copy."""
+        if isinstance(self.runner, CompiledProgram):
+            return self.runner.stats
+        return CompileStats()
+
     def _select(self, fetch: Sequence[str] | None) -> tuple[list[str], list[Value]]:
         if fetch is None:
             return list(self.output_names), list(self.outputs)
@@ -166,7 +190,11 @@ class Executable:
 
 
 def compile(
-    program: Program, target: str | None = None, *, cuda_graph: bool | None = None
+    program: Program,
+    target: str | None = None,
+    *,
+    cuda_graph: bool | None = None,
+    max_shapes: int | None = None,
 ) -> Executable:
     """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
     `default_target()`). A program with static shapes is compiled here; one with -1 dims
@@ -175,7 +203,14 @@ def compile(
     `cuda_graph` (default: on where the target captures graphs, i.e. `cuda`) records
     the program's kernels and capturable library calls into CUDA graphs on the first
     run and replays them after; `cuda_graph=False` launches each step. On the other
-    targets the steps run in order either way."""
+    targets the steps run in order either way.
+
+    `max_shapes` (default `CINN_PY_MAX_SHAPES`, else 32) bounds how many feed shapes of
+    a program with -1 dims stay compiled: each compile holds its scope, arena and CUDA
+    graphs, so beyond the bound the least recently run shape is dropped and compiles
+    (or loads from the compiled-program cache) again if it comes back. A value below 1
+    is a CinnError, on every target."""
+    bound = compile_stats.max_shapes(max_shapes)
     chosen = get_target(target or default_target())
     chosen.check_available()
     verify_program(program)
@@ -183,7 +218,7 @@ def compile(
     names = output_names(program, outputs)
     if chosen.compiles:
         runner: ReferenceExecutor | CompiledProgram = CompiledProgram(
-            program, chosen, cuda_graph=cuda_graph
+            program, chosen, cuda_graph=cuda_graph, max_shapes=bound
         )
     else:
         runner = ReferenceExecutor(program)

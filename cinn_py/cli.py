@@ -16,6 +16,9 @@ and `--check` asked for, and ends with one status line on stderr: the target and
 groups and kernels, compile and run time, kernel cache hits. A compile that takes more
 than about a second shows a progress bar over its stages on stderr when stderr is a
 terminal (`cli_progress`); `--no-cache` compiles without the compiled-program cache.
+`-v` first prints the compile stages' seconds, the memory plan, the steps and the
+compile counts (`compiles: 1 (compiled 1, loaded 0), reused 0, evicted 0; kernel units:
+1 compiled, 0 cached`, `driver.compile_stats`).
 
 `dump-cuda` prints the kernels of the one translation unit the compiler builds, each
 under its group's heading, the tactic that scheduled it (`// tactic: row`) and its
@@ -186,7 +189,8 @@ def _make_parser() -> argparse.ArgumentParser:
         "--verbose",
         action="store_true",
         help="print the seconds of each compile stage, the memory plan's arena and naive "
-        "bytes, and how the library calls and CUDA graphs run",
+        "bytes, how the library calls and CUDA graphs run, and the compile counts "
+        "(compiled, loaded from the cache, reused; kernel units compiled and cached)",
     )
     run.set_defaults(handler=_cmd_run)
 
@@ -281,6 +285,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"cinn-py: memory: {exe.memory.summary()}", file=sys.stderr)
     if args.verbose and exe.runtime_program is not None:
         print(f"cinn-py: steps: {steps_summary(exe.runtime_program)}", file=sys.stderr)
+        print(f"cinn-py: {exe.compile_stats.summary()}", file=sys.stderr)
     dtypes = {}
     for name, line, dtype in _output_lines(exe, outputs):
         print(f"{name}: {line}")

@@ -15,6 +15,11 @@ value reuses (`runtime.memory_plan`), compiles the program once more with that v
 pinned as an output, so every value can be fetched, as on `reference`.
 Each compile goes through the compiled-program cache (`driver.program_cache`): a
 program another process compiled is loaded without running the compiler's stages.
+`stats` (`driver.compile_stats.CompileStats`) counts the compiles, the loads, the runs
+that reused a compile and the kernel units built or found in the kernel cache. At most
+`max_shapes` signatures (default 32, `CINN_PY_MAX_SHAPES`) stay compiled: beyond it the
+least recently run one is dropped with its compiles (scope, arena, CUDA graphs), and
+compiled again (or loaded) if it comes back.
 
 A run checks and converts the feeds and parameters (`runtime.feeds`), copies them into
 their variables (parameters only when they changed source), executes and copies the
@@ -26,13 +31,16 @@ the Scope, the feeds or each other. Not thread-safe: the Scope is shared by runs
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from cinn_py.driver import program_cache
+from cinn_py.backends import cache as kernel_cache
+from cinn_py.driver import compile_stats, program_cache
+from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.pir_compiler import PIRCompiler, numbered_clone
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
@@ -59,6 +67,9 @@ Signature = tuple[tuple[str, tuple[int, ...]], ...]
 
 ValueKey = tuple[tuple[str, str, bytes], ...]
 """The values of the feeds some shape depends on: name, dtype and bytes of each."""
+
+ShapeKey = tuple[Signature, ValueKey]
+"""What `max_shapes` counts: a feed signature with the values of the feeds it depends on."""
 
 
 @dataclass
@@ -89,8 +100,19 @@ class CompiledProgram:
     doc."""
 
     def __init__(
-        self, program: Program, target: str | Target, *, cuda_graph: bool | None = None
+        self,
+        program: Program,
+        target: str | Target,
+        *,
+        cuda_graph: bool | None = None,
+        max_shapes: int | None = None,
     ) -> None:
+        self.max_shapes = compile_stats.max_shapes(max_shapes)
+        """How many feed signatures stay compiled (each holds a scope, its arena and, on
+        `cuda`, CUDA graphs): beyond it the least recently run one is dropped
+        (`stats.evicted`). A static program has one signature, never dropped."""
+        self.stats = CompileStats()
+        """This program's compile counts (see `CompileStats`)."""
         self.program = program
         self.target = compiled_target(target)
         self.cuda_graph = self.target.captures_graphs if cuda_graph is None else cuda_graph
@@ -102,7 +124,9 @@ class CompiledProgram:
         self._feed_types = feed_types(program)
         self._parameter_types = parameter_types(program)
         """The feeds' and parameters' types, found once, not on every run."""
-        self._compiled: dict[tuple[Signature, ValueKey, tuple[int, ...]], _Compiled] = {}
+        self._compiled: OrderedDict[ShapeKey, dict[tuple[int, ...], _Compiled]] = OrderedDict()
+        """The compiles per shape, least recently run first; per shape, by the numbers
+        of the values pinned as extra outputs (() for the plain compile)."""
         self._value_feeds: set[str] = set()
         """Feeds whose values some result's shape depends on (found on a first compile)."""
         self._shapes: ShapeAnalysis | None = None
@@ -111,6 +135,13 @@ class CompiledProgram:
         """Feed shapes already checked against the analysis's constraints."""
         if not self.dynamic:
             self._get((), {}, ())
+
+    @property
+    def compile_count(self) -> int:
+        """How many times the program was compiled or loaded from the compiled-program
+        cache (`stats.compiles`): a program with -1 dims compiles once per new feed
+        shape, so this says whether runs are paying for compiles."""
+        return self.stats.compiles
 
     @property
     def runtime_program(self) -> RuntimeProgram:
@@ -148,6 +179,7 @@ class CompiledProgram:
                 self._shapes = analyze_shapes(self.program)
             check_feed_constraints(self.program, dict(signature), self._shapes)
             self._checked.add(signature)
+        compiles = self.stats.compiles
         while True:
             fed = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
             try:
@@ -158,6 +190,8 @@ class CompiledProgram:
                 if not new or not new <= set(checked):
                     raise
                 self._value_feeds |= new
+        if self.stats.compiles == compiles:
+            self.stats.reused += 1
         self._bind(compiled, checked, given)
         compiled.runtime.execute(compiled.scope)
         return [self._fetch(compiled, value, copy_to_host) for value in values]
@@ -182,13 +216,24 @@ class CompiledProgram:
         self, signature: Signature, fed: Mapping[str, np.ndarray], extra: tuple[int, ...]
     ) -> _Compiled:
         value_key = tuple((k, a.dtype.str, a.tobytes()) for k, a in fed.items())
-        key = (signature, value_key, extra)
-        compiled = self._compiled.get(key)
+        shape = (signature, value_key)
+        variants = self._compiled.get(shape)
+        compiled = None if variants is None else variants.get(extra)
         if compiled is None:
             compiled = self._compile(signature, fed, extra)
-            self._compiled[key] = compiled
+            variants = self._compiled.setdefault(shape, {})
+            variants[extra] = compiled
+        self._compiled.move_to_end(shape)
         self.latest = compiled
+        self._evict()
         return compiled
+
+    def _evict(self) -> None:
+        """Drop the least recently run shapes beyond `max_shapes`, with every compile
+        of theirs; the latest is the most recent, never dropped."""
+        while len(self._compiled) > self.max_shapes:
+            _, variants = self._compiled.popitem(last=False)
+            self.stats.evicted += len(variants)
 
     def _compile(
         self, signature: Signature, fed: Mapping[str, np.ndarray], extra: tuple[int, ...]
@@ -203,7 +248,14 @@ class CompiledProgram:
             feed_shapes=dict(signature),
             feed_values=dict(fed),
         )
+        hits, misses = _kernel_counts()
         runtime = program_cache.build(compiler)
+        self.stats.kernel_units_cached += _kernel_counts()[0] - hits
+        self.stats.kernel_units_compiled += _kernel_counts()[1] - misses
+        if program_cache.LOAD_TIMING in runtime.timings:
+            self.stats.loaded += 1
+        else:
+            self.stats.compiled += 1
         storage = {
             r.id_hint: runtime.storage_of(r)
             for op in runtime.program.block
@@ -265,6 +317,13 @@ class CompiledProgram:
 
     def _fetch(self, compiled: _Compiled, value: Value, copy_to_host: bool) -> Any:
         return _read(compiled.scope, compiled.storage[self._number(value)], copy_to_host)
+
+
+def _kernel_counts() -> tuple[int, int]:
+    """The kernel cache's running hits and misses (`backends.cache.stats`: a unit found,
+    a unit built), read as counters: not through `snapshot`, which the CLI's status line
+    takes around a whole run."""
+    return kernel_cache.stats.hits, kernel_cache.stats.misses
 
 
 def _host(array: Any) -> np.ndarray:

@@ -93,6 +93,9 @@ SWITCH_ENV = "CINN_PY_CACHE"
 """`0` bypasses the compiled-program cache (neither read nor written)."""
 LIMIT_ENV = "CINN_PY_PROGRAM_CACHE_MB"
 DEFAULT_LIMIT_MB = 256
+LOAD_TIMING = "cache_load"
+"""The one stage in the `timings` of a RuntimeProgram loaded from this cache (with
+`total`): how `CompiledProgram.stats` tells a load from a compile."""
 LOCK_TIMEOUT_S = 60.0
 """How long a writer waits for another's publish and eviction before it gives up on
 storing (its program still runs)."""
@@ -240,7 +243,7 @@ def load(key: str, compiler: PIRCompiler, start: float | None = None) -> Runtime
         os.utime(path)  # least recently used goes first
     stats.count(hits=1)
     seconds = time.perf_counter() - start
-    runtime.timings = {"cache_load": seconds, "total": seconds}
+    runtime.timings = {LOAD_TIMING: seconds, "total": seconds}
     return runtime
 
 
