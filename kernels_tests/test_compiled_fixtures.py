@@ -80,19 +80,29 @@ def test_program_fixture_compiled_second_shapes(name: str, target: str) -> None:
     _check_program(name, target, "_2")
 
 
-def _check_program(name: str, target: str, suffix: str) -> None:
+@pytest.mark.parametrize("name", SECOND_SHAPES_PROGRAMS)
+def test_program_fixture_one_executable_both_shapes(name: str) -> None:
+    """One compiled executable runs both shape sets, in turn and back again: its -1 dims
+    stay symbolic until each run's feeds give them sizes."""
+    _check_program(name, "cuda-emu", "", "_2", "")
+
+
+def _check_program(name: str, target: str, *suffixes: str) -> None:
+    """Compile programs/<name> once and run it on feeds{suffix}.npz for each suffix."""
     folder = FIXTURES / "programs" / name
     program = parse_file(folder / "program.pir")
-    expected = load_npz(folder / f"outputs{suffix}.npz")
     names = value_names(program)
-    keys = sorted(expected, key=lambda k: int(k[1:]))
+    keys = sorted(load_npz(folder / "outputs.npz"), key=lambda k: int(k[1:]))
     program.pinned_outputs = [names[key] for key in keys]
     exe = cinn_py.compile(program, target=target)
-    got = exe.run(load_npz(folder / f"feeds{suffix}.npz"), load_npz(folder / "params.npz"))
-    # Outputs come back in pinned order (named `out<i>` where the program has fetch ops).
-    assert len(got) == len(keys)
-    for key, array in zip(keys, got.values(), strict=True):
-        assert_close(array, expected[key], names[key], f"{name} {key}", printed=True)
+    for suffix in suffixes:
+        expected = load_npz(folder / f"outputs{suffix}.npz")
+        got = exe.run(load_npz(folder / f"feeds{suffix}.npz"), load_npz(folder / "params.npz"))
+        # Outputs come back in pinned order (named `out<i>` where the program has fetch ops).
+        assert len(got) == len(keys) == len(expected)
+        for key, array in zip(keys, got.values(), strict=True):
+            what = f"{name}{suffix} {key}"
+            assert_close(array, expected[key], names[key], what, printed=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -108,15 +118,24 @@ def test_saved_model_compiled_second_shapes(name: str, target: str) -> None:
     _check_model(name, target, "_2")
 
 
-def _check_model(name: str, target: str, suffix: str) -> None:
+@pytest.mark.parametrize("name", SECOND_SHAPES_MODELS)
+def test_saved_model_one_executable_both_shapes(name: str) -> None:
+    """One compiled executable of a model with -1 dims runs both shape sets, in turn and
+    back again."""
+    _check_model(name, "cuda-emu", "", "_2", "")
+
+
+def _check_model(name: str, target: str, *suffixes: str) -> None:
+    """Compile models/<name> once and run it on feeds{suffix}.npz for each suffix."""
     folder = FIXTURES / "models" / name
     program = load_model(folder)
-    expected = load_npz(folder / f"outputs{suffix}.npz")
     exe = cinn_py.compile(program, target=target)
-    got = exe.run(load_npz(folder / f"feeds{suffix}.npz"))
-    assert sorted(got) == sorted(expected)
-    for i, value in enumerate(program.outputs()):
-        assert_close(got[f"out{i}"], expected[f"out{i}"], value, f"{name} out{i}")
+    for suffix in suffixes:
+        expected = load_npz(folder / f"outputs{suffix}.npz")
+        got = exe.run(load_npz(folder / f"feeds{suffix}.npz"))
+        assert sorted(got) == sorted(expected)
+        for i, value in enumerate(program.outputs()):
+            assert_close(got[f"out{i}"], expected[f"out{i}"], value, f"{name}{suffix} out{i}")
 
 
 def test_compiled_fixtures_generate_kernels() -> None:

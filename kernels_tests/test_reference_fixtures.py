@@ -14,6 +14,7 @@ bfloat16 within about one unit in their last place; integers and bools exactly.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -45,6 +46,36 @@ SECOND_SHAPES_MODELS = model_params(
     sorted(p.parent.name for p in (FIXTURES / "models").glob("*/outputs_2.npz")), "reference"
 )
 """Fixtures with -1 dims that Paddle also ran on a second shape set (feeds_2.npz)."""
+
+DYNAMIC_DIM = re.compile(r"[<x]-1x")
+"""A -1 dim in a printed tensor type (`tensor<-1x6xf32>`, `tensor<2x-1xf32>`), as in
+tools/gen_paddle_fixtures.py."""
+
+
+def _declared_dynamic(folder: Path) -> dict[str, list[int]]:
+    """The inputs declared with -1 dims: a model's input specs, a program's
+    `declared_feed_shapes`."""
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    if "inputs" in meta:
+        specs = {name: spec["spec_shape"] for name, spec in meta["inputs"].items()}
+    else:
+        specs = meta.get("declared_feed_shapes", {})
+    return {name: shape for name, shape in specs.items() if -1 in shape}
+
+
+def _has_dynamic_dims(folder: Path) -> bool:
+    """-1 in an input spec or in any printed type (e.g. arange's data-dependent length)."""
+    text = (folder / "program.pir").read_text(encoding="utf-8")
+    return bool(_declared_dynamic(folder)) or bool(DYNAMIC_DIM.search(text))
+
+
+DYNAMIC_FIXTURES = sorted(
+    f"{kind}/{p.parent.name}"
+    for kind in ("programs", "models")
+    for p in (FIXTURES / kind).glob("*/program.pir")
+    if _has_dynamic_dims(p.parent)
+)
+"""Every program or model fixture with a -1 dim: each must have a second shape set."""
 
 TOLERANCES = {
     DataType.FLOAT64: (1e-4, 1e-5),
@@ -157,6 +188,44 @@ def test_saved_model_second_shapes(name: str, printed: bool) -> None:
     else:
         program, params = load_model(folder), None
     _check_model_outputs(name, program, params, "_2")
+
+
+@pytest.mark.parametrize("fixture", DYNAMIC_FIXTURES)
+def test_every_dynamic_fixture_has_a_second_shape_set(fixture: str) -> None:
+    """Issue 18: a fixture with -1 dims runs on two shape sets. feeds_2 / outputs_2 exist
+    (so the second-shape tests here and in test_compiled_fixtures pick it up), hold the
+    same keys as the first set, take another size in every declared -1 dim, and give at
+    least one output another shape."""
+    folder = FIXTURES / fixture
+    assert (folder / "feeds_2.npz").exists() and (folder / "outputs_2.npz").exists(), (
+        f"{fixture} has -1 dims but no second shape set: add one in tools/gen_paddle_fixtures.py"
+    )
+    feeds, feeds_2 = _load_npz(folder / "feeds.npz"), _load_npz(folder / "feeds_2.npz")
+    outputs, outputs_2 = _load_npz(folder / "outputs.npz"), _load_npz(folder / "outputs_2.npz")
+    assert sorted(feeds_2) == sorted(feeds) and sorted(outputs_2) == sorted(outputs)
+    for name, declared in _declared_dynamic(folder).items():
+        first, second = feeds[name].shape, feeds_2[name].shape
+        assert len(first) == len(second) == len(declared), (name, first, second)
+        for axis, dim in enumerate(declared):
+            assert dim != -1 or first[axis] != second[axis], (
+                f"{fixture} {name}: dim {axis} is {first[axis]} in both shape sets"
+            )
+    assert any(outputs[k].shape != outputs_2[k].shape for k in outputs), (
+        f"{fixture}: the second shape set gives every output its first shape"
+    )
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    assert sorted(meta["outputs_2"]) == sorted(outputs)
+
+
+def test_second_shape_sets_are_the_dynamic_fixtures() -> None:
+    """The list above is computed, not empty, and a second set exists only where -1 does."""
+    second = sorted(
+        f"{kind}/{p.parent.name}"
+        for kind in ("programs", "models")
+        for p in (FIXTURES / kind).glob("*/outputs_2.npz")
+    )
+    assert {"programs/dynamic_batch", "programs/op_arange", "models/mlp"} <= set(DYNAMIC_FIXTURES)
+    assert second == DYNAMIC_FIXTURES
 
 
 def test_the_fixtures_are_there() -> None:

@@ -6,8 +6,8 @@ Two kinds of cases live here, both written with real Paddle 3.3.1 by
 * ``OP_CASES``: static-graph programs for single ops at several attribute
   settings and odd shapes (1, 3, 7, 33), written to ``programs/op_<name>/``
   like every other program fixture. Builders receive the generator's
-  ``Builder``; ``b.data(..., alt=array)`` gives a second feed for a ``-1``
-  input (recorded as ``feeds_2.npz`` / ``outputs_2.npz``), and
+  ``Builder``; ``b.data(..., alt=array)`` (or ``b.alt(name, array)`` once the
+  first-set arrays are drawn) gives a second feed for a ``-1`` input (recorded as ``feeds_2.npz`` / ``outputs_2.npz``), and
   ``b.set_param(param, array)`` overwrites a parameter after the startup
   program ran (BatchNorm running statistics, so inference is not identity).
 * ``BLOCK_MODELS``: real model blocks written the way Paddle users write them
@@ -58,13 +58,18 @@ def _distinct(b: Builder, shape: tuple[int, ...]) -> np.ndarray:
 @op_case(
     "op_arange",
     "arange with float start/end/step (printed as float64 full operands), int64 default, "
-    "a single end, and start/end/step from 0-D data tensors (result -1)",
+    "a single end, and start/end/step from 0-D data tensors (result -1): 9 and 33 elements, "
+    "then (feeds_2) 14 and 7",
 )
 def _op_arange(b: Builder) -> list[Value]:
     start = b.data("start", np.array(1.0, dtype="float32"))
     end = b.data("end", np.array(7.5, dtype="float32"))
     step = b.data("step", np.array(0.75, dtype="float32"))
     n = b.data("n", np.array(33, dtype="int64"))
+    b.alt("start", np.array(-2.0, dtype="float32"))
+    b.alt("end", np.array(3.0, dtype="float32"))
+    b.alt("step", np.array(0.375, dtype="float32"))
+    b.alt("n", np.array(7, dtype="int64"))
     return [
         paddle.arange(0.5, 3.7, 0.4),
         paddle.arange(-3.0, 1.0, 0.5, dtype="float32"),
@@ -254,12 +259,14 @@ def _op_conv_t(b: Builder) -> list[Value]:
 @op_case(
     "op_batch_norm_infer",
     "BatchNorm2D in eval (batch_norm_, 6 results incl. the u8 reserve space) with non-trivial "
-    "running statistics, NCHW and NHWC; BatchNorm1D on [3,7]; functional batch_norm training=False",
+    "running statistics, NCHW and NHWC; BatchNorm1D on [3,7]; functional batch_norm training=False; "
+    "batch and spatial dims -1: x [2,3,7,5] / xh [1,5,7,3] / v [3,7], then (feeds_2) "
+    "[3,3,1,33] / [3,7,5,3] / [1,7]",
 )
 def _op_batch_norm(b: Builder) -> list[Value]:
-    x = b.data("x", b.uniform((2, 3, 7, 5)))
-    xh = b.data("xh", b.uniform((1, 5, 7, 3)))
-    v = b.data("v", b.uniform((3, 7)))
+    x = b.data("x", b.uniform((2, 3, 7, 5)), shape=[-1, 3, -1, -1])
+    xh = b.data("xh", b.uniform((1, 5, 7, 3)), shape=[-1, -1, -1, 3])
+    v = b.data("v", b.uniform((3, 7)), shape=[-1, 7])
     mean = b.data("mean", b.uniform((3,), -0.5, 0.5))
     var = b.data("var", b.uniform((3,), 0.5, 2.0))
     out = []
@@ -276,6 +283,9 @@ def _op_batch_norm(b: Builder) -> list[Value]:
         b.set_param(layer.bias, b.uniform((n,), -0.5, 0.5))
         out.append(layer(inp))
     out.append(F.batch_norm(x, mean, var, training=False, epsilon=1e-4))
+    b.alt("x", b.uniform((3, 3, 1, 33)))
+    b.alt("xh", b.uniform((3, 7, 5, 3)))
+    b.alt("v", b.uniform((1, 7)))
     return out
 
 

@@ -257,6 +257,16 @@ class Builder:
             self.alt_feeds[name] = alt
         return paddle.static.data(name, declared, str(array.dtype))
 
+    def alt(self, name: str, array: np.ndarray) -> None:
+        """The second-set feed for an input declared earlier (like ``data(..., alt=)``).
+
+        Call it after every first-set array is drawn, so adding a second set to an
+        existing fixture leaves its first feeds, parameters and outputs unchanged.
+        """
+        if name not in self.feeds:
+            raise KeyError(f"alt feed for unknown input {name!r}")
+        self.alt_feeds[name] = array
+
     def set_param(self, param: Value, array: np.ndarray) -> None:
         """Overwrite a parameter after the startup program ran (e.g. BatchNorm stats)."""
         self.param_values[param.name] = array
@@ -315,6 +325,26 @@ class ProgramFixture:
     outputs_2: dict[str, np.ndarray] | None = None
 
 
+DYNAMIC_DIM = re.compile(r"[<x]-1x")
+"""A -1 dim in a printed tensor type (`tensor<-1x6xf32>`, `tensor<2x-1xf32>`); the test
+files use the same pattern to require a second shape set."""
+
+
+def check_second_set(name: str, has_dynamic: bool, second: dict[str, np.ndarray]) -> None:
+    """A program with -1 dims needs a second shape set, and one without has none."""
+    if has_dynamic and not second:
+        raise AssertionError(f"{name}: -1 dims but no second shape set (alt feeds)")
+    if second and not has_dynamic:
+        raise AssertionError(f"{name}: a second shape set for a program without -1 dims")
+
+
+def check_dims_differ(name: str, declared: list[int], first: tuple, second: tuple) -> None:
+    """The second feed must take another size in every -1 dim of its declared shape."""
+    same = [i for i, d in enumerate(declared) if d == -1 and first[i] == second[i]]
+    if same or len(first) != len(second):
+        raise AssertionError(f"{name}: second shape {second} vs {first}: -1 dims {same} unchanged")
+
+
 def run_program_case(case: ProgramCase) -> ProgramFixture:
     """Build, print and execute one case in a fresh scope and name space."""
     seed = case_seed(case.name)
@@ -340,6 +370,12 @@ def run_program_case(case: ProgramCase) -> ProgramFixture:
         results_2 = exe.run(main, feed=feeds_2, fetch_list=fetches) if builder.alt_feeds else None
     if str(main) != text:
         raise AssertionError(f"{case.name}: running the executor changed the program")
+    check_second_set(case.name, bool(DYNAMIC_DIM.search(text)), builder.alt_feeds)
+    for key, declared in builder.dynamic_shapes.items():
+        alt = builder.alt_feeds.get(key)
+        if alt is None:
+            raise AssertionError(f"{case.name}: -1 input {key!r} has no second-set feed")
+        check_dims_differ(f"{case.name} {key}", declared, builder.feeds[key].shape, alt.shape)
     outputs: dict[str, np.ndarray] = {}
     for value, result in zip(fetches, results, strict=True):
         vid = value_id(main, value)
@@ -884,10 +920,13 @@ def _zero_d(b: Builder) -> list[Value]:
     return [x + s, x * v, s * 2.0, v + s, paddle.exp(s)]
 
 
-@program_case("dynamic_batch", "data with a -1 batch dim ([-1,6]) fed with 3 rows")
+@program_case(
+    "dynamic_batch", "data with a -1 batch dim ([-1,6]) fed with 3 rows, then (feeds_2) 33 rows"
+)
 def _dynamic(b: Builder) -> list[Value]:
     x = b.data("x", b.uniform((3, 6)), shape=[-1, 6])
     w = b.data("w", b.uniform((6,)))
+    b.alt("x", b.uniform((33, 6)))
     y = F.relu(x) * w
     return [y, paddle.sum(y, axis=1), paddle.mean(x)]
 
@@ -1094,6 +1133,7 @@ MODEL_CASES: list[ModelCase] = [
         MLP,
         [("x", [-1, 6], "float32")],
         [(4, 6)],
+        [(1, 6)],
     ),
     ModelCase(
         "linear_ln_gelu",
@@ -1236,6 +1276,14 @@ def save_dygraph_model(
     case: ModelCase, out_dir: Path
 ) -> tuple[list[RunSet], dict[str, np.ndarray]]:
     """jit.save the layer; return (feeds, eval outputs) per shape set and named parameters."""
+    dynamic = any(-1 in spec[1] for spec in case.input_specs)
+    if dynamic != (case.feed_shapes_2 is not None):
+        raise AssertionError(f"{case.name}: a second shape set exactly when a spec has -1")
+    for spec, first, second in zip(
+        case.input_specs, case.feed_shapes, case.feed_shapes_2 or case.feed_shapes, strict=True
+    ):
+        if -1 in spec[1]:
+            check_dims_differ(f"{case.name} {spec[0]}", spec[1], first, second)
     seed = case_seed(case.name)
     paddle.disable_static()
     with fresh_names():
