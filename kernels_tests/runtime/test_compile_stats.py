@@ -82,8 +82,9 @@ def test_a_dynamic_program_compiles_once_per_shape_and_counts_reuses(private_cac
     stats = exe.compile_stats
     assert exe.compile_count == stats.compiles == 3
     assert counts(stats) == (3, 0, 1, 0)
-    # a cold kernel cache: each shape's kernels are one unit, built once
-    assert (stats.kernel_units_compiled, stats.kernel_units_cached) == (3, 0)
+    # a cold kernel cache: the kernel takes the -1 dim as an argument (symbolic
+    # kernels), so the three shapes share one unit, built once
+    assert (stats.kernel_units_compiled, stats.kernel_units_cached) == (1, 2)
     assert exe.runner.max_shapes == compile_stats.DEFAULT_MAX_SHAPES == 32
     # the same program again: every stage runs, but the kernels come from the kernel cache
     again = cinn_py.compile(program(), "cuda-emu")
@@ -254,3 +255,13 @@ def test_run_verbose_counts_a_program_cache_load(capsys, program_cache_on, no_bo
     _, err = capsys.readouterr()
     assert _compiles_line(err) == (1, 0, 1, 1, 0, 0, 1)
     assert "cache_load " in err.splitlines()[0]
+
+
+def test_specialized_kernels_compile_once_per_shape(private_cache, no_bound_env, monkeypatch):
+    """CINN_PY_SPECIALIZE=1: every -1 dim compiled in, one kernel unit per shape."""
+    monkeypatch.setenv("CINN_PY_SPECIALIZE", "1")
+    exe = cinn_py.compile(program(), "cuda-emu")
+    for rows in (3, 5, 7):
+        run_rows(exe, rows)
+    stats = exe.compile_stats
+    assert (stats.kernel_units_compiled, stats.kernel_units_cached) == (3, 0)
