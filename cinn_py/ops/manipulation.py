@@ -960,6 +960,7 @@ OPS = [
         tile,
         _lower_tile,
         pattern=OpPatternKind.BROADCAST,
+        symbolic_meta=sym.tile_shape,
     ),
     _injective(
         "concat",
@@ -990,6 +991,7 @@ OPS = [
         _infer_split,
         split,
         _lower_split,
+        symbolic_meta=sym.split_sections_shape,
     ),
     _injective(
         "split_with_num",
@@ -1030,6 +1032,7 @@ OPS = [
         strided_slice,
         _lower_strided_slice,
         attributes=(attr("axes", ArrayOf(Int32Attribute)),),
+        symbolic_meta=sym.strided_slice_shape,
     ),
     _injective(
         "gather",
@@ -1041,5 +1044,6 @@ OPS = [
         _infer_gather,
         gather,
         _lower_gather,
+        symbolic_meta=sym.gather_shape,
     ),
 ]
