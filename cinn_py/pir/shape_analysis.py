@@ -11,7 +11,7 @@ Shapes the program computes are evaluated symbolically: `shape` / `shape64` of a
 tensor is a *shape value* whose elements are its dims, and slices, stacks, combines,
 casts, arithmetic and `full_int_array` of those stay shape values, read by reshape,
 expand, full_with_tensor and arange. An op no rule models gets a fresh symbol for each
--1 dim of its declared type ("unknown: from pd_op.einsum (%12)"), never an error.
+-1 dim of its declared type ("unknown: from pd_op.arange (%12)"), never an error.
 
 The rules are the ops' own: an entry's `symbolic_meta` (a `Rule`: its results' shapes)
 and `symbolic_value` (a `ValueRule`: its result as a shape value) name functions of this
