@@ -898,10 +898,19 @@ def _pool_extent(
     if s <= 0 or k <= 0:
         raise _Unmodeled("a pool window or stride that is not positive")
     if algorithm == "SAME":
-        return (size + s - 1) // s
+        out = (size + s - 1) // s
+        if not ceil_mode:
+            return out
+        # the SAME pads, then ceil_mode's extra stride - 1, as Paddle's kernel has them
+        pads = dim_max((out - 1) * s + k - size, 0)
+        return (size - k + pads + s - 1) // s + 1
     if algorithm == "VALID":
         before = after = 0
-    return (size - k + before + after + (s - 1 if ceil_mode else 0)) // s + 1
+    offset = before + after - k + (s - 1 if ceil_mode else 0)
+    # Paddle truncates: a window that overhangs a small input by less than a stride
+    # still gives one output (a span of -stride or less it refuses)
+    span = size + offset if offset >= 0 or s == 1 else dim_max(size + offset, 0)
+    return span // s + 1
 
 
 def pool_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:

@@ -24,6 +24,7 @@ from cinn_py.pir.dim_expr import Const, Max, Min, Sym, dim_max, dim_min
 from cinn_py.pir.model_loader import load_model
 from cinn_py.pir.passes.infer_shapes import specialize_shapes
 from cinn_py.pir.shape_analysis import (
+    _pool_extent,
     _slice_extent,
     _strided_extent,
     analyze_shapes,
@@ -304,11 +305,11 @@ def _printed(name: str) -> list[str]:
 
 def test_pool2d_rules_print():
     assert _printed("op_pool2d") == [
-        "pd_op.pool2d: [S0, S1, (S2-1)//2+1, (S3-1)//2+1]",  # k3 s2 p1
-        "pd_op.pool2d: [S0, S1, (S2-1)//2+1, (S3-1)//2+1]",
+        "pd_op.pool2d: [S0, S1, max(S2-1,0)//2+1, max(S3-1,0)//2+1]",  # k3 s2 p1
+        "pd_op.pool2d: [S0, S1, max(S2-1,0)//2+1, max(S3-1,0)//2+1]",
         "pd_op.pool2d: [S0, S1, S2//2+1, S3//2+1]",  # ceil_mode
-        "pd_op.pool2d: [S0, S1, (S2-1)//2+1, (S3-1)//2+1]",  # k2 s2 ceil_mode
-        "pd_op.pool2d: [S0, S1, S2-1, (S3-3)//2+1]",
+        "pd_op.pool2d: [S0, S1, max(S2-1,0)//2+1, max(S3-1,0)//2+1]",  # k2 s2 ceil_mode
+        "pd_op.pool2d: [S0, S1, S2-1, max(S3-3,0)//2+1]",  # k(2,3) s(1,2)
         "pd_op.pool2d: [S0, S1, 1, 1]",  # adaptive 1x1
         "pd_op.pool2d: [S0, S1, 3, 3]",  # adaptive 3x3
         "pd_op.max_pool2d_with_index: [S0, S1, 3, 3]",
@@ -316,6 +317,36 @@ def test_pool2d_rules_print():
         "pd_op.pool2d: [S4, (S5+1)//2, (S6+1)//2, S7]",  # NHWC, SAME
         "pd_op.pool2d: [S4, S5-1, S6-1, S7]",  # NHWC, VALID
     ]
+
+
+@pytest.mark.parametrize("algorithm", ("EXPLICIT", "SAME", "VALID"))
+@pytest.mark.parametrize("ceil_mode", (False, True))
+def test_pool_extents_match_the_windows_at_every_size(algorithm, ceil_mode):
+    """Paddle truncates the window count (a window overhanging a small input by less
+    than a stride still gives one output), and SAME with ceil_mode adds its stride - 1
+    after the SAME pads: the expressions reproduce `pool_windows` exactly."""
+    from cinn_py.ops.pool import pool_windows
+
+    checked = 0
+    for k, s, p in itertools.product(range(1, 6), range(1, 5), range(3)):
+        extent = _pool_extent(S0, k, s, p, p, ceil_mode=ceil_mode, algorithm=algorithm)
+        for size in range(1, 40):
+            try:
+                (window,) = pool_windows(
+                    "pd_op.pool2d",
+                    "",
+                    [size],
+                    [k],
+                    [s],
+                    [p],
+                    algorithm=algorithm,
+                    ceil_mode=ceil_mode,
+                )
+            except CinnError:
+                continue  # the window does not fit
+            assert extent.evaluate({S0: size}) == window.out, (k, s, p, size, str(extent))
+            checked += 1
+    assert checked > 1000
 
 
 def test_slice_and_strided_slice_rules_print():
