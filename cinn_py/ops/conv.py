@@ -414,5 +414,6 @@ OPS = [
         pattern=OpPatternKind.NON_FUSIBLE,
         infer_meta=infer_conv_transpose,
         kernel=conv2d_transpose,
+        symbolic_meta=sym.conv_transpose_shape,
     ),
 ]

@@ -32,6 +32,7 @@ import numpy as np
 
 from cinn_py.errors import UnsupportedOpError
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import StrAttribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, attr, operand
@@ -330,5 +331,6 @@ OPS = [
         infer_meta=_infer_einsum,
         kernel=_einsum_kernel,
         decompose=_decompose_einsum,
+        symbolic_meta=sym.einsum_shape(parse_equation),
     ),
 ]

@@ -211,6 +211,7 @@ OPS = [
         pattern=OpPatternKind.ELEMENTWISE,
         infer_meta=_infer_swiglu,
         kernel=_swiglu_kernel,
+        symbolic_meta=sym.swiglu_shape,
         decompose=_decompose_swiglu,
     ),
     OpDef(

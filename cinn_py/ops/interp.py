@@ -37,6 +37,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
 from cinn_py.hlir.op_lowering.scalar import compute_type, const, convert
 from cinn_py.ir.expr import Add, Expr, FloatImm, IntImm, Max, Min, Mul, Sub
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, DoubleAttribute, Int32Attribute, StrAttribute
 from cinn_py.pir.constant import constant_of
 from cinn_py.pir.dtypes import DataType
@@ -344,6 +345,7 @@ def _interp(name: str, method: str, kernel, bilinear: bool) -> OpDef:
         infer_meta=_infer_interp,
         kernel=kernel,
         lowering=OpLowering(_lowering(bilinear), _accepts),
+        symbolic_meta=sym.interp_shape,
     )
 
 

@@ -983,6 +983,7 @@ OPS = [
         tile,
         _lower_tile,
         pattern=OpPatternKind.BROADCAST,
+        symbolic_meta=sym.tile_shape,
     ),
     _injective(
         "concat",
@@ -1014,6 +1015,7 @@ OPS = [
         _infer_split,
         split,
         _lower_split,
+        symbolic_meta=sym.split_sections_shape,
     ),
     _injective(
         "split_with_num",
@@ -1055,6 +1057,7 @@ OPS = [
         strided_slice,
         _lower_strided_slice,
         attributes=(attr("axes", ArrayOf(Int32Attribute)),),
+        symbolic_meta=sym.strided_slice_shape,
     ),
     _injective(
         "gather",
@@ -1066,5 +1069,6 @@ OPS = [
         _infer_gather,
         gather,
         _lower_gather,
+        symbolic_meta=sym.gather_shape,
     ),
 ]

@@ -24,6 +24,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype
 from cinn_py.hlir.op_lowering.scalar import const, convert
 from cinn_py.ir.expr import EQ, GE, LE, LT, Add, Expr, Select, Sub
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import Int32Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, attr, operand
@@ -167,6 +168,7 @@ OPS = [
         infer_meta=_infer_one_hot,
         kernel=one_hot_kernel,
         lowering=OpLowering(_lower_one_hot, any_dtype),
+        symbolic_meta=sym.one_hot_shape,
     ),
     OpDef(
         "pd_op.index_select",
@@ -176,5 +178,6 @@ OPS = [
         infer_meta=_infer_index_select,
         kernel=index_select_kernel,
         lowering=OpLowering(_lower_index_select, any_dtype),
+        symbolic_meta=sym.index_select_shape,
     ),
 ]

@@ -663,6 +663,7 @@ OPS = [
         infer_meta=_infer_rms_norm,
         kernel=rms_norm,
         decompose=_decompose_rms_norm,
+        symbolic_meta=sym.stats_shape,
     ),
     OpDef(
         "pd_op.dropout",
@@ -721,6 +722,7 @@ OPS = [
         pattern=OpPatternKind.OUT_FUSIBLE,
         infer_meta=_infer_fused_gemm_epilogue,
         kernel=fused_gemm_epilogue,
+        symbolic_meta=sym.gemm_epilogue_shape,
     ),
     OpDef(
         "pd_op.bmm",
@@ -728,5 +730,6 @@ OPS = [
         pattern=OpPatternKind.OUT_FUSIBLE,
         infer_meta=_infer_bmm,
         kernel=bmm,
+        symbolic_meta=sym.matmul_shape,
     ),
 ]

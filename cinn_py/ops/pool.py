@@ -678,7 +678,7 @@ OPS = [
         kernel=pool2d_kernel,
         lowering=OpLowering(_lower_pool2d, _accepts_pool),
         decompose=_decompose_pool2d,
-        symbolic_meta=sym.batch_first_shape,
+        symbolic_meta=sym.pool_shape,
     ),
     OpDef(
         "pd_op.max_pool2d_with_index",
@@ -696,5 +696,6 @@ OPS = [
         infer_meta=_infer_max_pool_with_index,
         kernel=max_pool2d_with_index_kernel,
         decompose=_decompose_max_pool_with_index,
+        symbolic_meta=sym.pool_shape,
     ),
 ]

@@ -535,6 +535,7 @@ def _arg_min_max(name: str, kernel: Kernel, kind: ReduceType) -> OpDef:
         infer_meta=_infer_arg_min_max,
         kernel=kernel,
         lowering=OpLowering(_lower_arg_reduce(kind), _arg_accepts),
+        symbolic_meta=sym.arg_min_max_shape,
     )
 
 
@@ -583,5 +584,6 @@ OPS = [
         pattern=OpPatternKind.NON_FUSIBLE,
         infer_meta=_infer_cumsum,
         kernel=cumsum,
+        symbolic_meta=sym.cumsum_shape,
     ),
 ]

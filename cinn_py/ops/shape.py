@@ -87,6 +87,7 @@ def _shape_op(name: str, dtype: DataType) -> OpDef:
         traits=frozenset({Trait.SHAPE_ONLY}),
         infer_meta=_infer_shape(dtype),
         kernel=shape_kernel,
+        symbolic_meta=sym.rank_shape,
         lowering=OpLowering(_lower_shape),
     )
 

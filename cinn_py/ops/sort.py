@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, Int32Attribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, Scalar, attr, operand
@@ -105,6 +106,7 @@ OPS = [
         pattern=OpPatternKind.NON_FUSIBLE,
         infer_meta=_infer_argsort,
         kernel=_argsort_kernel,
+        symbolic_meta=sym.same_as_first,
     ),
     OpDef(
         "pd_op.topk",
@@ -118,5 +120,6 @@ OPS = [
         pattern=OpPatternKind.NON_FUSIBLE,
         infer_meta=_infer_topk,
         kernel=_topk_kernel,
+        symbolic_meta=sym.topk_shape,
     ),
 ]

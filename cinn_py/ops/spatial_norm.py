@@ -28,6 +28,7 @@ import numpy as np
 from cinn_py.errors import ShapeError, ShapeVerifyError
 from cinn_py.ops.pool import keepdim_mean
 from cinn_py.pir import infer_meta as im
+from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import DoubleAttribute, FloatAttribute, Int32Attribute, StrAttribute
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.op_def import InferContext, OpDef, attr, operand
@@ -287,6 +288,7 @@ OPS = [
         infer_meta=_infer_group_norm,
         kernel=group_norm_kernel,
         decompose=_decompose_group_norm,
+        symbolic_meta=sym.stats_shape,
     ),
     OpDef(
         "pd_op.instance_norm",
@@ -297,5 +299,6 @@ OPS = [
         infer_meta=_infer_instance_norm,
         kernel=instance_norm_kernel,
         decompose=_decompose_instance_norm,
+        symbolic_meta=sym.stats_shape,
     ),
 ]

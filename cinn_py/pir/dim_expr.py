@@ -3,17 +3,18 @@
 A `DimExpr` is immutable and hashable, and is always built in canonical form, so two
 equal expressions compare equal (`==`) and hash alike: constants are folded, sums and
 products are flattened into a polynomial over *atoms* (symbols, floor-divs, maxes,
-broadcasts) with like terms combined and terms sorted, `x*1` and `x+0` vanish, and a
+mins, broadcasts) with like terms combined and terms sorted, `x*1` and `x+0` vanish, and a
 floor-div by a factor every term holds is divided out (`(S0*4)//4` is `S0`).
 
     S0 = Sym(0)                     # prints S0
     S0 * 4 + 1                      # Add: S0*4+1
     (S0 + 1) // 2                   # FloorDiv: (S0+1)//2
     dim_max(S0, Sym(1))             # Max: max(S0,S1)
+    dim_min(S0, 8)                  # Min: min(S0,8)
     broadcast(S0, Sym(1))           # Broadcast: the one of them that is not 1
     (S0 * 4 // 4).evaluate({S0: 7}) # 7
 
-Build expressions with the operators and `const`, `dim_max`, `broadcast`; the node
+Build expressions with the operators and `const`, `dim_max`, `dim_min`, `broadcast`; the node
 classes are for matching on (`isinstance(e, Sym)`).
 """
 
@@ -137,6 +138,14 @@ class FloorDiv(DimExpr):
 
 @dataclass(frozen=True, slots=True)
 class Max(DimExpr):
+    args: tuple[DimExpr, ...]
+
+    def __repr__(self) -> str:
+        return self.to_str()
+
+
+@dataclass(frozen=True, slots=True)
+class Min(DimExpr):
     args: tuple[DimExpr, ...]
 
     def __repr__(self) -> str:
@@ -291,18 +300,55 @@ def _remove(mono: Monomial, factor: Monomial) -> Monomial | None:
 
 
 def dim_max(*args: DimExpr | int) -> DimExpr:
-    """The largest of `args` (nested maxes flattened, constants folded, repeats dropped)."""
+    """The largest of `args` (nested maxes flattened, constants folded, repeats dropped,
+    and of two args that differ by a constant the smaller dropped)."""
     flat: list[DimExpr] = []
     for arg in map(as_dim, args):
         flat.extend(arg.args if isinstance(arg, Max) else (arg,))
     consts = [a.value for a in flat if isinstance(a, Const)]
-    rest = sorted({a for a in flat if not isinstance(a, Const)}, key=_key)
+    rest = _drop_dominated(flat, keep_larger=True)
     if consts and max(consts) <= 0 and any(map(_non_negative, rest)):
         consts = []  # dims are never negative: max(S0, 0) is S0
     items = rest + ([Const(max(consts))] if consts else [])
     if not items:
         raise ValueError("max of nothing")
     return items[0] if len(items) == 1 else Max(tuple(items))
+
+
+def dim_min(*args: DimExpr | int) -> DimExpr:
+    """The smallest of `args` (nested mins flattened, constants folded, repeats dropped,
+    and of two args that differ by a constant the larger dropped). `min(S0, 8)` stays
+    symbolic; `min(S0, 0)` is 0, dims being never negative."""
+    flat: list[DimExpr] = []
+    for arg in map(as_dim, args):
+        flat.extend(arg.args if isinstance(arg, Min) else (arg,))
+    consts = [a.value for a in flat if isinstance(a, Const)]
+    rest = _drop_dominated(flat, keep_larger=False)
+    if consts and min(consts) <= 0 and all(map(_non_negative, rest)):
+        rest = []  # dims are never negative: min(S0, 0) is 0
+    items = rest + ([Const(min(consts))] if consts else [])
+    if not items:
+        raise ValueError("min of nothing")
+    return items[0] if len(items) == 1 else Min(tuple(items))
+
+
+def _drop_dominated(flat: list[DimExpr], keep_larger: bool) -> list[DimExpr]:
+    """The non-constant args, sorted, without repeats and without those another arg
+    beats by a constant (`S0+1` beats `S0` for a max, `S0` beats `S0+1` for a min)."""
+    rest = sorted({a for a in flat if not isinstance(a, Const)}, key=_key)
+    kept: list[DimExpr] = []
+    for a in rest:
+        beaten = False
+        for b in rest:
+            if a is b:
+                continue
+            diff = b - a
+            if isinstance(diff, Const) and (diff.value > 0 if keep_larger else diff.value < 0):
+                beaten = True
+                break
+        if not beaten:
+            kept.append(a)
+    return kept
 
 
 def _non_negative(expr: DimExpr) -> bool:
@@ -342,7 +388,7 @@ def _children(expr: DimExpr) -> Iterable[DimExpr]:
         return expr.factors
     if isinstance(expr, FloorDiv):
         return (expr.num, expr.den)
-    if isinstance(expr, (Max, Broadcast)):
+    if isinstance(expr, (Max, Min, Broadcast)):
         return expr.args
     return ()
 
@@ -371,6 +417,8 @@ def _substitute(expr: DimExpr, mapping: Mapping[Sym, DimExpr]) -> DimExpr:
         return floor_div(parts[0], parts[1])
     if isinstance(expr, Max):
         return dim_max(*parts)
+    if isinstance(expr, Min):
+        return dim_min(*parts)
     return broadcast(*parts)
 
 
@@ -401,7 +449,7 @@ def _print(expr: DimExpr, namer: Namer) -> str:
         return sign + "*".join(_wrap(f, namer) for f in factors)
     if isinstance(expr, FloorDiv):
         return f"{_wrap(expr.num, namer)}//{_wrap(expr.den, namer)}"
-    name = "max" if isinstance(expr, Max) else "broadcast"
+    name = "max" if isinstance(expr, Max) else "min" if isinstance(expr, Min) else "broadcast"
     return f"{name}(" + ",".join(_print(a, namer) for a in _children(expr)) + ")"
 
 

@@ -11,7 +11,7 @@ Shapes the program computes are evaluated symbolically: `shape` / `shape64` of a
 tensor is a *shape value* whose elements are its dims, and slices, stacks, combines,
 casts, arithmetic and `full_int_array` of those stay shape values, read by reshape,
 expand, full_with_tensor and arange. An op no rule models gets a fresh symbol for each
--1 dim of its declared type ("unknown: from pd_op.einsum (%12)"), never an error.
+-1 dim of its declared type ("unknown: from pd_op.arange (%12)"), never an error.
 
 The rules are the ops' own: an entry's `symbolic_meta` (a `Rule`: its results' shapes)
 and `symbolic_value` (a `ValueRule`: its result as a shape value) name functions of this
@@ -31,11 +31,23 @@ import enum
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from cinn_py.errors import FeedConstraintError
 from cinn_py.pir.constant import constant_of
-from cinn_py.pir.dim_expr import Const, DimExpr, FloorDiv, Sym, broadcast, const, dim_max
-from cinn_py.pir.op_def import InferContext
+from cinn_py.pir.dim_expr import (
+    Const,
+    DimExpr,
+    FloorDiv,
+    Sym,
+    broadcast,
+    const,
+    dim_max,
+    dim_min,
+)
+from cinn_py.pir.op_def import REQUIRED, InferContext, attr_value
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
@@ -403,6 +415,12 @@ def _product(dims: Sequence[DimExpr]) -> DimExpr:
     return out
 
 
+def _attr(op: Operation, name: str, default: object = None) -> object:
+    """The attribute's value, else its declared default, else `default`."""
+    value = attr_value(op.op_def, op.attributes, name)
+    return default if value is REQUIRED else value
+
+
 def _axis(axis: int, rank: int) -> int:
     if not -rank <= axis < max(rank, 1):
         raise _Unmodeled(f"axis {axis} out of range")
@@ -506,7 +524,9 @@ def squeeze_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     axes = {_axis(d.value_or_raise(), len(x)) for d in sa.ints(op, "axis")}
     if not axes:
-        raise _Unmodeled("squeeze of every 1: which dims are 1 is not known")
+        if not all(isinstance(d, Const) for d in x):
+            raise _Unmodeled("squeeze of every 1: which dims are 1 is not known")
+        axes = {i for i, d in enumerate(x) if d == Const(1)}
     return [tuple(d for i, d in enumerate(x) if i not in axes or d != Const(1))]
 
 
@@ -528,16 +548,44 @@ def concat_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
 
 
 def _slice_extent(dim: DimExpr, start: int, end: int) -> DimExpr:
+    """How many of `dim` elements `[start, end)` holds, clamped as Paddle clamps: a
+    negative index counts from the end, an index past either end is clamped, an end at
+    or past `_UNBOUNDED_END` means "to the end". On a symbolic dim this is exact, with
+    `min` / `max` where the clamp depends on the dim (`[0, 8)` of S0 is `min(S0,8)`)."""
     if isinstance(dim, Const):
-        n = dim.value
-        return Const(len(range(n)[slice(start, end)]))
-    stop = dim if end >= _UNBOUNDED_END else dim + end if end < 0 else None
-    if stop is None:
-        raise _Unmodeled("a constant end on a symbolic dim is min(end, dim)")
-    if start == 0:
-        return stop
-    begin = dim + start if start < 0 else Const(start)
-    return dim_max(stop - begin, 0)
+        return Const(len(range(dim.value)[slice(start, end)]))
+    unbounded = end >= _UNBOUNDED_END
+    if start >= 0:
+        if unbounded:
+            return dim_max(dim - start, 0)
+        if end >= 0:
+            return Const(0) if end <= start else dim_min(dim_max(dim - start, 0), end - start)
+        return dim_max(dim + end - start, 0)
+    if unbounded:
+        return dim_min(-start, dim)
+    if end < 0:
+        return Const(0) if end <= start else dim_max(dim_min(dim, -start) + end, 0)
+    return dim_max(dim_min(end, dim) - dim_max(dim + start, 0), 0)
+
+
+def _strided_extent(dim: DimExpr, start: int, end: int, step: int) -> DimExpr:
+    """`len(range(dim)[start:end:step])` (strided_slice: Python's slice semantics)."""
+    if step == 0:
+        raise _Unmodeled("a zero step")
+    if isinstance(dim, Const):
+        return Const(len(range(*slice(start, end, step).indices(dim.value))))
+    if step > 0:
+        extent = _slice_extent(dim, start, end)
+        return extent if step == 1 else (extent + step - 1) // step
+    # backwards: positions start' down to end' (exclusive), written one up: a = start'+1,
+    # b = end'+1, each clamped into [0, dim]
+    a = dim_min(start + 1, dim) if start >= 0 else dim_max(dim + start + 1, 0)
+    if end <= -_UNBOUNDED_END:
+        b: DimExpr = Const(0)
+    else:
+        b = dim_min(end + 1, dim) if end >= 0 else dim_max(dim + end + 1, 0)
+    extent = a if b == Const(0) else dim_max(a - b, 0)
+    return extent if step == -1 else (extent - step - 1) // -step
 
 
 def slice_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
@@ -593,7 +641,13 @@ def expand_as_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
 
 
 def arange_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
-    (start,), (end,), (step,) = (sa.ints(op, k) for k in ("start", "end", "step"))
+    try:
+        (start,), (end,), (step,) = (sa.ints(op, k) for k in ("start", "end", "step"))
+    except _Unmodeled:
+        (computed,) = op.op_def.infer_meta(InferContext.of(op))  # constant float bounds
+        if not computed.is_static:
+            raise
+        return [tuple(map(Const, computed.dims))]
     if not isinstance(step, Const) or step.value <= 0:
         raise _Unmodeled("arange with a symbolic or negative step")
     return [(dim_max((end - start + step.value - 1) // step.value, 0),)]
@@ -648,22 +702,6 @@ def split_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     return list(items or [])
 
 
-def batch_first_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
-    """pool2d: the batch dim is the input's, the others as declared (pooled sizes are not
-    modelled yet)."""
-    x = sa.operand_shape(op, 0)
-    out: list[Shape | None] = []
-    for result in op.results:
-        dims = getattr(result.type, "dims", None)
-        if dims and len(dims) == len(x):
-            shape = [Const(d) if d != DYNAMIC else None for d in dims]
-            shape[0] = x[0]
-            out.append(tuple(shape) if None not in shape else None)
-        else:
-            out.append(None)
-    return out
-
-
 def norm_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
     """layer_norm / fused_rms_norm_quant: out (and residual_out) like x, the statistics
     over the dims before begin_norm_axis."""
@@ -677,12 +715,15 @@ def norm_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
 
 
 def conv_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
-    """conv2d (NCHW): [N, O, (H + pads - dilated kernel) // stride + 1, ...]."""
+    """conv2d / depthwise_conv2d (NCHW or NHWC, the filter OIHW):
+    [N, O, (H + pads - dilated kernel) // stride + 1, ...] (SAME: (H + stride - 1) // stride)."""
     x, w = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
-    if op.attr("data_format", "NCHW") not in ("NCHW", "AnyLayout") or len(x) != 4:
+    layout = _attr(op, "data_format", "NCHW")
+    if layout not in ("NCHW", "NHWC", "AnyLayout") or len(x) != 4 or len(w) != 4:
         raise _Unmodeled("conv layout")
-    strides, dilations = list(op.attr("strides")), list(op.attr("dilations"))
-    paddings, algorithm = list(op.attr("paddings")), op.attr("padding_algorithm", "EXPLICIT")
+    last = layout == "NHWC"
+    strides, dilations = list(_attr(op, "strides")), list(_attr(op, "dilations"))
+    paddings, algorithm = list(_attr(op, "paddings")), _attr(op, "padding_algorithm", "EXPLICIT")
     pairs = (
         [(p, p) for p in paddings]
         if len(paddings) == 2
@@ -690,25 +731,364 @@ def conv_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     )
     sizes = []
     for i in range(2):
-        size, kernel = x[2 + i], w[2 + i].value_or_raise()
+        size, kernel = x[1 + i if last else 2 + i], w[2 + i]
         if algorithm == "SAME":
             sizes.append((size + strides[i] - 1) // strides[i])
             continue
         pad = (0, 0) if algorithm == "VALID" else pairs[i]
-        extent = dilations[i] * (kernel - 1) + 1
+        extent = (kernel - 1) * dilations[i] + 1
         sizes.append((size + pad[0] + pad[1] - extent) // strides[i] + 1)
-    return [(x[0], w[0], *sizes)]
+    return [(x[0], *sizes, w[0]) if last else (x[0], w[0], *sizes)]
+
+
+def conv_transpose_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """conv2d_transpose (NCHW or NHWC, the filter [C, O/groups, kh, kw]): each spatial dim
+    `(H - 1) * stride - pads + dilated kernel` (+ output_padding), or output_size's;
+    the channels the filter's dim 1 times groups."""
+    x, w = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
+    layout = _attr(op, "data_format", "NCHW")
+    if layout not in ("NCHW", "NHWC", "AnyLayout") or len(x) != 4 or len(w) != 4:
+        raise _Unmodeled("conv layout")
+    last = layout == "NHWC"
+    algorithm = _attr(op, "padding_algorithm", "EXPLICIT")
+    if algorithm == "SAME":
+        raise _Unmodeled("a transposed conv with SAME padding")
+    strides, dilations = list(_attr(op, "strides")), list(_attr(op, "dilations"))
+    paddings = list(_attr(op, "paddings"))
+    pairs = (
+        [(p, p) for p in paddings]
+        if len(paddings) == 2
+        else list(zip(paddings[::2], paddings[1::2], strict=True))
+    )
+    given = "output_size" in op.attributes or op.operand_value(2) is not None
+    output_size = sa.ints(op, "output_size") if given else []
+    extra = list(_attr(op, "output_padding") or ()) or [0, 0]
+    sizes: list[DimExpr] = []
+    for i in range(2):
+        if output_size:
+            sizes.append(output_size[i])
+            continue
+        size = x[1 + i if last else 2 + i]
+        pad = (0, 0) if algorithm == "VALID" else pairs[i]
+        extent = (w[2 + i] - 1) * dilations[i] + 1
+        sizes.append((size - 1) * strides[i] - pad[0] - pad[1] + extent + extra[i])
+    channels = w[1] * int(_attr(op, "groups", 1))
+    return [(x[0], *sizes, channels) if last else (x[0], channels, *sizes)]
 
 
 def batch_norm_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
-    """out like x; the statistics as declared, the reserve space as computed (empty)."""
+    """out like x; the statistics [C] (x's channel dim), the reserve space as computed
+    (empty)."""
+    x = sa.operand_shape(op, 0)
+    channels = x[-1] if _attr(op, "data_format", "NCHW") in ("NHWC", "NLC") else x[1]
     meta = op.op_def.computed_meta
     computed = list(meta(InferContext.of(op))) if meta is not None else []
-    rest: list[Shape | None] = [
-        tuple(map(Const, t.dims)) if isinstance(t, DenseTensorType) and t.is_static else None
-        for t in computed[1:]
+    out: list[Shape | None] = [x]
+    for i in range(1, op.num_results):
+        t = computed[i] if i < len(computed) else None
+        if i <= 4:
+            out.append((channels,))
+        elif isinstance(t, DenseTensorType) and t.is_static:
+            out.append(tuple(map(Const, t.dims)))
+        else:
+            out.append(None)
+    return out
+
+
+def rank_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """shape / shape64: [rank of the input]."""
+    return [(Const(len(sa.operand_shape(op, 0))),)]
+
+
+def swiglu_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """swiglu: with y, x's dims (y's must equal them); without, x's last dim split in
+    halves."""
+    x = sa.operand_shape(op, 0)
+    if op.operand_value(1) is not None:
+        y = sa.operand_shape(op, 1)
+        if len(y) != len(x):
+            raise _Unmodeled("swiglu's x and y differ in rank")
+        for i, (a, b) in enumerate(zip(x, y, strict=True)):
+            sa.require(Kind.EQUAL, a, b, op, f"swiglu's x and y at axis {i}")
+        return [tuple(sa.canon(d) for d in x)]
+    if not x:
+        raise _Unmodeled("swiglu of a 0-D x")
+    sa.require(Kind.DIVIDES, Const(2), x[-1], op, "swiglu splits the last dim in halves")
+    return [(*x[:-1], x[-1] // 2)]
+
+
+def strided_slice_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """strided_slice with constant starts, ends and strides (Python's slice semantics,
+    negative strides included)."""
+    x = list(sa.operand_shape(op, 0))
+    starts, ends, strides = (
+        [d.value_or_raise() for d in sa.ints(op, key)] for key in ("starts", "ends", "strides")
+    )
+    axes = [_axis(a, len(x)) for a in _attr(op, "axes")]
+    for axis, start, end, step in zip(axes, starts, ends, strides, strict=True):
+        x[axis] = _strided_extent(x[axis], start, end, step)
+    return [tuple(x)]
+
+
+def einsum_shape(parse: Callable[[str, Sequence[int]], Any]) -> Rule:
+    """einsum, with the op's own equation parser (`parse(equation, ranks)` -> labels per
+    operand and the output's, ellipses expanded): each output label's dim from the
+    operands holding it. A letter two operands (or one twice) hold must be equal there;
+    an ellipsis dim broadcasts."""
+
+    def rule(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+        shapes = sa.vector(op, 0)
+        equation = parse(str(_attr(op, "equation")), [len(s) for s in shapes])
+        sizes: dict[str, DimExpr] = {}
+        for labels, dims in zip(equation.inputs, shapes, strict=True):
+            for label, dim in zip(labels, dims, strict=True):
+                seen = sizes.get(label)
+                if seen is None:
+                    sizes[label] = dim
+                elif label.isascii() and label.isalpha():
+                    sa.require(Kind.EQUAL, seen, dim, op, f"einsum's label {label}")
+                else:
+                    sa.require(Kind.BROADCAST, seen, dim, op, "einsum's ellipsis dims")
+                    try:
+                        sizes[label] = broadcast(seen, dim)
+                    except ValueError as error:
+                        raise _Unmodeled(str(error)) from None
+        out = tuple(sa.canon(sizes[label]) for label in equation.output)
+        if op.num_results == 3:  # inner_cache (as declared: it holds nothing), xshape
+            cache = op.result(1).type
+            if isinstance(cache, VectorType):
+                sa._vectors[id(op.result(1))] = [
+                    tuple(map(Const, t.dims))
+                    if isinstance(t, DenseTensorType) and t.is_static
+                    else None
+                    for t in cache.types
+                ]
+            sa._vectors[id(op.result(2))] = list(shapes)
+        return [out]
+
+    return rule
+
+
+def topk_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """topk: values and indices, the axis's dim k."""
+    x = sa.operand_shape(op, 0)
+    if not x:
+        return [x, x]
+    (k,) = sa.ints(op, "k")
+    axis = _axis(_attr(op, "axis", -1), len(x))
+    out = tuple(k if i == axis else d for i, d in enumerate(x))
+    return [out, out]
+
+
+def arg_min_max_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """argmax / argmin: the axis dropped (1 with keepdims); flatten: over every dim, 0-D
+    (or all 1s with keepdims)."""
+    x = sa.operand_shape(op, 0)
+    keep, flatten = bool(_attr(op, "keepdims", False)), bool(_attr(op, "flatten", False))
+    if flatten:
+        return [(Const(1),) * len(x) if keep else ()]
+    (axis_dim,) = sa.ints(op, "axis")
+    axis = _axis(axis_dim.value_or_raise(), len(x))
+    return [tuple(Const(1) if i == axis else d for i, d in enumerate(x) if keep or i != axis)]
+
+
+def _pool_extent(
+    size: DimExpr, k: int, s: int, before: int, after: int, *, ceil_mode: bool, algorithm: str
+) -> DimExpr:
+    if s <= 0 or k <= 0:
+        raise _Unmodeled("a pool window or stride that is not positive")
+    if algorithm == "SAME":
+        out = (size + s - 1) // s
+        if not ceil_mode:
+            return out
+        # the SAME pads, then ceil_mode's extra stride - 1, as Paddle's kernel has them
+        pads = dim_max((out - 1) * s + k - size, 0)
+        return (size - k + pads + s - 1) // s + 1
+    if algorithm == "VALID":
+        before = after = 0
+    offset = before + after - k + (s - 1 if ceil_mode else 0)
+    # Paddle truncates: a window that overhangs a small input by less than a stride
+    # still gives one output (a span of -stride or less it refuses)
+    span = size + offset if offset >= 0 or s == 1 else dim_max(size + offset, 0)
+    return span // s + 1
+
+
+def pool_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """pool2d / max_pool2d_with_index (NCHW or NHWC): each spatial dim
+    `(H + pads - kernel (+ stride - 1 with ceil_mode)) // stride + 1` (SAME:
+    `(H + stride - 1) // stride`); adaptive: the kernel size itself, global: 1."""
+    x = list(sa.operand_shape(op, 0))
+    if len(x) != 4:
+        raise _Unmodeled("pool of a tensor that is not 4-D")
+    spec = op.op_def.attr_spec
+    last = spec("data_format") is not None and _attr(op, "data_format", "NCHW") == "NHWC"
+    spatial = (1, 2) if last else (2, 3)
+    if op.op_def.operands[-1].name == "kernel_size":
+        ksize = [d.value_or_raise() for d in sa.ints(op, "kernel_size")]
+    else:
+        ksize = [int(k) for k in _attr(op, "kernel_size")]
+    strides, paddings = list(_attr(op, "strides")), list(_attr(op, "paddings"))
+    pads = [p for p in paddings for _ in (0, 1)] if len(paddings) == 2 else paddings
+    if len(ksize) != 2 or len(strides) != 2 or len(pads) != 4:
+        raise _Unmodeled("pool attributes of the wrong length")
+    algorithm = _attr(op, "padding_algorithm", "EXPLICIT") if spec("padding_algorithm") else ""
+    for i, d in enumerate(spatial):
+        if _attr(op, "global_pooling", False):
+            x[d] = Const(1)
+        elif _attr(op, "adaptive", False):
+            x[d] = Const(ksize[i])
+        else:
+            x[d] = _pool_extent(
+                x[d],
+                ksize[i],
+                strides[i],
+                pads[2 * i],
+                pads[2 * i + 1],
+                ceil_mode=bool(_attr(op, "ceil_mode", False)),
+                algorithm=algorithm,
+            )
+    return [tuple(x)] * op.num_results
+
+
+def gather_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """gather: the axis's dim becomes the index's length (a 0-D index drops it)."""
+    x, index = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
+    (axis_dim,) = sa.ints(op, "axis")
+    axis = _axis(axis_dim.value_or_raise(), len(x))
+    if not index:
+        return [() if len(x) == 1 else x[:axis] + x[axis + 1 :]]
+    return [(*x[:axis], index[0], *x[axis + 1 :])]
+
+
+def index_select_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """index_select: the axis's dim becomes the (1-D) index's length."""
+    x, index = sa.operand_shape(op, 0), sa.operand_shape(op, 1)
+    axis = _axis(_attr(op, "axis", 0), len(x))
+    if len(index) != 1:
+        raise _Unmodeled("index_select's index is not 1-D")
+    return [(*x[:axis], index[0], *x[axis + 1 :])]
+
+
+def cumsum_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """cumsum: x's dims; flatten: 1-D of all its elements."""
+    x = sa.operand_shape(op, 0)
+    return [(_product(x),) if _attr(op, "flatten", False) else x]
+
+
+def tile_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """tile: each dim times its repeat count (missing ones 1, on either side)."""
+    x = sa.operand_shape(op, 0)
+    repeats = sa.ints(op, "repeat_times")
+    rank = max(len(x), len(repeats))
+    dims = (Const(1),) * (rank - len(x)) + tuple(x)
+    reps = [Const(1)] * (rank - len(repeats)) + list(repeats)
+    if any(isinstance(r, Const) and r.value < 0 for r in reps):
+        raise _Unmodeled("tile's repeat count is negative")
+    return [tuple(d * r for d, r in zip(dims, reps, strict=True))]
+
+
+def one_hot_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """one_hot: x's dims and the number of classes."""
+    (depth,) = sa.ints(op, "num_classes")
+    return [(*sa.operand_shape(op, 0), depth)]
+
+
+def split_sections_shape(sa: ShapeAnalysis, op: Operation) -> None:
+    """split (sections): the pieces along the axis; one -1 section takes the rest."""
+    x = sa.operand_shape(op, 0)
+    (axis_dim,) = sa.ints(op, "axis")
+    axis = _axis(axis_dim.value_or_raise(), len(x))
+    sections = sa.ints(op, "sections")
+    rest = [i for i, s in enumerate(sections) if s == Const(-1)]
+    if len(rest) > 1:
+        raise _Unmodeled("split with two -1 sections")
+    known = Const(0)
+    for i, s in enumerate(sections):
+        if i not in rest:
+            known = known + s
+    sizes = list(sections)
+    if rest:
+        sizes[rest[0]] = x[axis] - known
+    else:
+        sa.require(Kind.EQUAL, known, x[axis], op, "split's sections add up to the dim")
+    sa._vectors[id(op.result())] = [
+        tuple(size if i == axis else d for i, d in enumerate(x)) for size in sizes
     ]
-    return [sa.operand_shape(op, 0), *rest]
+
+
+def interp_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """bilinear_interp / nearest_interp: H and W from a constant (or shape-value) size,
+    else `out_h` / `out_w`, or a scale that is a whole number or a small binary fraction
+    (`(H*num)//den`, exact as Paddle's float32 product is)."""
+    x = list(sa.operand_shape(op, 0))
+    if len(x) != 4:
+        raise _Unmodeled("interp of a tensor that is not 4-D")
+    spatial = (1, 2) if _attr(op, "data_format", "NCHW") == "NHWC" else (2, 3)
+    sizes: list[DimExpr] | None = None
+    for key in ("size_tensor", "out_size"):
+        value = op.operand_value(op.op_def.operand_index(key))
+        if value is None:
+            continue
+        known = sa._values.get(id(value))
+        if known is None:
+            defining = value.defining_op
+            if defining is not None and defining.op_def is not None:
+                if defining.op_def.variadic_operands:  # a combine of 0-D sizes
+                    parts = [sa._values.get(id(v)) for v in defining.operand_values()]
+                    if all(p is not None for p in parts):
+                        known = tuple(d for p in parts for d in p)
+        sizes = list(known) if known is not None else _as_dims(constant_of(value))
+        break
+    if sizes is None:
+        if op.operand_value(op.op_def.operand_index("scale_tensor")) is not None:
+            raise _Unmodeled("a scale computed at run time")
+        scale = [float(v) for v in _attr(op, "scale") or ()]
+        if scale and min(scale) > 0:
+            scales = scale * 2 if len(scale) == 1 else scale[:2]
+            sizes = [_scaled_dim(x[d], f) for d, f in zip(spatial, scales, strict=True)]
+        else:
+            sizes = [Const(int(_attr(op, "out_h"))), Const(int(_attr(op, "out_w")))]
+    if len(sizes) != 2:
+        raise _Unmodeled("interp sizes that are not 2")
+    for d, size in zip(spatial, sizes, strict=True):
+        x[d] = size
+    return [tuple(x)]
+
+
+def _scaled_dim(dim: DimExpr, scale: float) -> DimExpr:
+    """int(dim * scale), for a scale that a float32 holds exactly as num / 2**j."""
+    from fractions import Fraction
+
+    fraction = Fraction(scale)
+    if fraction.denominator > 64 or float(fraction) != float(np.float32(scale)):
+        raise _Unmodeled(f"the scale {scale} is not a small binary fraction")
+    return (dim * fraction.numerator) // fraction.denominator
+
+
+def stats_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """group_norm / instance_norm / rms_norm: y like x, then the statistics: group_norm
+    [N, groups], instance_norm [N*C], rms_norm the dims before the normalized ones."""
+    x = sa.operand_shape(op, 0)
+    spec = op.op_def.attr_spec
+    if spec("groups") is not None:
+        stats: Shape = (x[0], Const(int(_attr(op, "groups"))))
+    elif spec("normalized_shape") is not None:
+        stats = x[: len(x) - len(_attr(op, "normalized_shape"))]
+    else:
+        stats = (x[0] * x[1],)
+    return [x, *([stats] * (op.num_results - 1))]
+
+
+def gemm_epilogue_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape | None]:
+    """fused_gemm_epilogue: x's leading dims and [M, N] (reserve_space alike)."""
+    x, y = list(sa.operand_shape(op, 0)), list(sa.operand_shape(op, 1))
+    if len(x) < 2 or len(y) != 2:
+        raise _Unmodeled("fused_gemm_epilogue ranks")
+    m, kx = (x[-1], x[-2]) if _attr(op, "trans_x", False) else (x[-2], x[-1])
+    ky, n = (y[1], y[0]) if _attr(op, "trans_y", False) else (y[0], y[1])
+    sa.require(Kind.EQUAL, kx, ky, op, "matmul's contracting dims")
+    out = (*x[:-2], m, n)
+    return [out, out]
 
 
 # ---- shape values: integer tensors computed from shapes ------------------------------
