@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cinn_py.ir.evaluate import evaluate
-from cinn_py.ir.expr import Div, Expr, IntImm, Max, Var
+from cinn_py.ir.expr import Div, Expr, IntImm, Max, Min, Var
 from cinn_py.pir import dim_expr as d
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.shape_analysis import ShapeAnalysis
@@ -161,6 +161,8 @@ def _resolve(dim: d.DimExpr) -> d.DimExpr:
         return children[0] // children[1]
     if isinstance(dim, d.Max):
         return d.dim_max(*children)
+    if isinstance(dim, d.Min):
+        return d.dim_min(*children)
     return dim
 
 
@@ -184,9 +186,10 @@ def _convert(dim: d.DimExpr, var_of, dtype: DataType) -> Expr:
         return out
     if isinstance(dim, d.FloorDiv):
         return Div(children[0], children[1])
-    if isinstance(dim, d.Max):
+    if isinstance(dim, (d.Max, d.Min)):
+        combine = Max if isinstance(dim, d.Max) else Min
         out = children[0]
         for child in children[1:]:
-            out = Max(out, child)
+            out = combine(out, child)
         return out
     raise ValueError(f"cannot lower the dim {dim}")
