@@ -160,8 +160,22 @@ def _symbolic_flat_index(node: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...])
 def array_count(buffer: e.Buffer) -> int:
     """The elements of on-chip `buffer`'s array (a thread's registers for a local
     buffer, the thread block's shared array for a shared one): its array dims' size."""
-    shape = static_shape(buffer)
-    return math.prod(shape[d] for d in buffer.array_dims)
+    return math.prod(_array_extents(buffer))
+
+
+def _array_extents(buffer: e.Buffer) -> list[int]:
+    """The extents of `buffer`'s array dims, which must be constants (its other dims,
+    which the thread's position picks, may be symbolic)."""
+    extents = []
+    for d in buffer.array_dims:
+        dim = buffer.shape[d]
+        if not isinstance(dim, e.IntImm):
+            raise ValueError(
+                f"buffer '{buffer.name}' has the symbolic array dim {d} ({dim!r}); "
+                "an on-chip array needs constant extents"
+            )
+        extents.append(dim.value)
+    return extents
 
 
 def is_on_chip(node: e.Buffer | e.Tensor) -> bool:
@@ -175,12 +189,11 @@ def array_offset(node: e.Load | s.Store) -> e.Expr:
     at the buffer's array dims (0 with none). Unrolled loops make a register's
     offset a constant."""
     buffer = node.tensor
-    shape = static_shape(buffer)
     offset: e.Expr = e.IntImm(0)
-    for d in buffer.array_dims:
+    for d, extent in zip(buffer.array_dims, _array_extents(buffer), strict=True):
         index = node.indices[d]
         index = index if index.dtype is DataType.INT32 else e.Cast(DataType.INT32, index)
-        offset = offset * e.IntImm(shape[d]) + index
+        offset = offset * e.IntImm(extent) + index
     return simplify(offset)
 
 

@@ -49,17 +49,18 @@ from typing import Any
 
 import numpy as np
 
-from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo
+from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
 from cinn_py.driver import compile_pool, progress
 from cinn_py.driver.kernel_dedup import launch_of, schedule_once, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
-from cinn_py.errors import CompileError
+from cinn_py.errors import CinnError, CompileError
 from cinn_py.hlir.group import Group, GroupKind, check_groups, dependency_order
 from cinn_py.hlir.grouping import FusionExplanation, explain_grouping, has_trait
 from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.hlir.symbolic_dims import SymbolicDims, build_symbolic_dims
+from cinn_py.ir.dim_values import bound_dims
 from cinn_py.ir.expr import IntImm, Var
 from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
 from cinn_py.ir.group_schedule.target_info import TargetInfo
@@ -241,7 +242,9 @@ class PIRCompiler:
         if until == "lowered":
             return result
         target_info = self.target_info()
-        with self._timed("scheduling"):
+        values = None if self.symbolic_dims is None else self.symbolic_dims.values_by_name()
+        with self._timed("scheduling"), bound_dims(values):
+            self._settle_symbolic(result, names, target_info)
             schedules, origins = schedule_once(
                 [k.lowered for k in result.fused],
                 [k.group.reduce_pattern for k in result.fused],  # RowPatterns
@@ -273,6 +276,20 @@ class PIRCompiler:
                     f"{kernel.group.name}.cu", group_source(kernel, self.target).source
                 )
         return result
+
+    def _settle_symbolic(self, result: Stages, names: NameTable, target_info: TargetInfo) -> None:
+        """Each symbolically lowered kernel that its tactic cannot schedule over symbolic
+        extents, or codegen cannot render (a symbolic thread count), is lowered again
+        with this signature's numbers: such a group is compiled per shape, as before."""
+        for kernel in result.fused:
+            func = kernel.lowered
+            if not any(isinstance(arg.value, Var) for arg in func.args):
+                continue
+            try:
+                trial = auto_schedule(func, target_info, kernel.group.reduce_pattern)
+                generate_cuda([trial.func])
+            except (CinnError, ValueError, TypeError, AttributeError):
+                kernel.lowered = lower_group(kernel.group, names)
 
     def build(self, groups: Sequence[Group] | None = None) -> RuntimeProgram:
         """Every stage, then the instructions: kernels for FUSED groups, reference kernels

@@ -87,6 +87,10 @@ class SymbolicDims:
             return dim.value
         return _convert(dim, lambda s: self.var(s, dtype), dtype)
 
+    def values_by_name(self) -> dict[str, int]:
+        """Each free symbol's value by its Var's name (`S0`): what schedules decide by."""
+        return {symbol.name: value for symbol, value in self.binding.items()}
+
     def values_of(self, symbols: Sequence[str]) -> tuple[int, ...]:
         """The values of the symbols named (a kernel's dim arguments, in order)."""
         by_name = {symbol.name: value for symbol, value in self.binding.items()}

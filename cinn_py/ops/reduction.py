@@ -516,7 +516,7 @@ def _all_any(name: str, reducer: Reducer, kind: ReduceType) -> OpDef:
         traits=frozenset({Trait.AXIS_ATTRIBUTE_REDUCTION}),
         infer_meta=_infer_all_any,
         kernel=reduction(reducer, axes_from_attribute=True),
-        lowering=OpLowering(_lower_reduce(kind, from_attribute=True), any_dtype),
+        lowering=OpLowering(_lower_reduce(kind, from_attribute=True), any_dtype, symbolic=True),
         symbolic_meta=sym.reduce_shape,
     )
 
@@ -534,7 +534,7 @@ def _arg_min_max(name: str, kernel: Kernel, kind: ReduceType) -> OpDef:
         traits=frozenset({Trait.ARG_REDUCTION}),
         infer_meta=_infer_arg_min_max,
         kernel=kernel,
-        lowering=OpLowering(_lower_arg_reduce(kind), _arg_accepts),
+        lowering=OpLowering(_lower_arg_reduce(kind), _arg_accepts, symbolic=True),
         symbolic_meta=sym.arg_min_max_shape,
     )
 
@@ -543,18 +543,26 @@ OPS = [
     _reduce_op(
         "sum",
         reduction(_sum_reducer),
-        OpLowering(_lower_reduce(ReduceType.SUM), any_dtype),
+        OpLowering(_lower_reduce(ReduceType.SUM), any_dtype, symbolic=True),
         _infer_sum,
         (attr("dtype", DataTypeAttribute, DataType.UNDEFINED),),
     ),
     _reduce_op(
         "mean",
         reduction(_mean_reducer),
-        OpLowering(_lower_reduce(ReduceType.SUM, mean=True), numeric),
+        OpLowering(_lower_reduce(ReduceType.SUM, mean=True), numeric, symbolic=True),
         decompose=_decompose_mean,
     ),
-    _reduce_op("max", reduction(_max_reducer), OpLowering(_lower_reduce(ReduceType.MAX), numeric)),
-    _reduce_op("min", reduction(_min_reducer), OpLowering(_lower_reduce(ReduceType.MIN), numeric)),
+    _reduce_op(
+        "max",
+        reduction(_max_reducer),
+        OpLowering(_lower_reduce(ReduceType.MAX), numeric, symbolic=True),
+    ),
+    _reduce_op(
+        "min",
+        reduction(_min_reducer),
+        OpLowering(_lower_reduce(ReduceType.MIN), numeric, symbolic=True),
+    ),
     OpDef(
         "pd_op.prod",
         operands=(operand("x"), operand("axis", mutable_attr="axis")),
@@ -566,7 +574,7 @@ OPS = [
         traits=frozenset({Trait.AXIS_OPERAND_REDUCTION}),
         infer_meta=_infer_prod,
         kernel=reduction(_prod_reducer),
-        lowering=OpLowering(_lower_reduce(ReduceType.PROD), any_dtype),
+        lowering=OpLowering(_lower_reduce(ReduceType.PROD), any_dtype, symbolic=True),
         symbolic_meta=sym.reduce_shape,
     ),
     _all_any("all", _all_reducer, ReduceType.ALL),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import IntImm
+from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
@@ -50,16 +50,18 @@ def distribute(
 
 
 def loop_extents(sch: IRSchedule, block: BlockRef) -> tuple[int, ...]:
-    """The constant extents of the loops around `block`, outermost first;
-    ScheduleError for a loop whose extent is not constant."""
+    """The extents of the loops around `block`, outermost first, as numbers: a
+    symbolic extent's value at the dims being compiled (`ir.dim_values`); ScheduleError
+    for a loop whose extent has no value."""
     extents = []
     for loop in sch.get_loops(block):
         extent = sch.get(loop).extent
-        if not isinstance(extent, IntImm):
+        value = concrete(extent)
+        if value is None:
             raise ScheduleError(
                 "auto_schedule", block.name, f"loop extent {extent!r} is not constant"
             )
-        extents.append(extent.value)
+        extents.append(value)
     return tuple(extents)
 
 

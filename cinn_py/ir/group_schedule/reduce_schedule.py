@@ -66,7 +66,8 @@ schedule too.
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import ArgReduce, Buffer, Reduce
+from cinn_py.ir.dim_values import concrete
+from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
@@ -138,8 +139,14 @@ def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
     return lanes
 
 
+def _symbolic(func: LoweredFunc) -> bool:
+    """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
+    return any(isinstance(arg.value, Var) for arg in func.args)
+
+
 def _static_shape(buffer: Buffer) -> tuple[int | None, ...]:
-    return tuple(getattr(d, "value", None) for d in buffer.shape)
+    """The buffer's dims as numbers (symbolic ones at the dims being compiled)."""
+    return tuple(concrete(d) for d in buffer.shape)
 
 
 def schedule_rows(
@@ -150,6 +157,11 @@ def schedule_rows(
     lanes = lanes_for(func, pattern)
     threads = threads_for(pattern.cols, target, lanes)
     per_block = rows_per_block(pattern, threads, target)
+    if _symbolic(func):
+        # One row a block: the rows of a block past the last row would need their
+        # combine's element clamped to `rows - 1`, which `finish` does for constant
+        # row counts only; with one row a block the grid is the row count, exactly.
+        per_block = 1
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
         raise ScheduleError(
@@ -292,8 +304,11 @@ def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:
     if per_block == 1:
         sch.bind(row, BLOCK_AXIS)
         return
-    extent = sch.get(row).extent.value
-    outer, inner = sch.split(row, [-(-extent // per_block), per_block])
+    extent = sch.get(row).extent
+    if isinstance(extent, IntImm):
+        outer, inner = sch.split(row, [-(-extent.value // per_block), per_block])
+    else:  # symbolic rows: ceil(rows / R) blocks, the last one guarded
+        outer, inner = sch.split(row, [-1, per_block])
     sch.bind(outer, BLOCK_AXIS)
     sch.bind(inner, ROW_THREAD_AXIS)
 
@@ -327,8 +342,9 @@ def _schedule_row_store(sch: IRSchedule, block: BlockRef, per_block: int) -> Non
     if not loops:
         return  # 0-D: finish_schedule puts it on thread 0 of block 0
     row = fuse_all(sch, loops)
-    extent = sch.get(row).extent.value
-    outer, unit = sch.split(row, [extent, 1])
+    extent = sch.get(row).extent
+    factors = [extent.value, 1] if isinstance(extent, IntImm) else [-1, 1]
+    outer, unit = sch.split(row, factors)
     _bind_rows(sch, [outer], per_block)
     sch.bind(unit, THREAD_AXIS)
 
@@ -342,7 +358,14 @@ def _schedule_other(
     if not loops:
         return
     flat = fuse_all(sch, loops)
-    extent = sch.get(flat).extent.value
+    extent = sch.get(flat).extent
+    if not isinstance(extent, IntImm):
+        raise ScheduleError(
+            "auto_schedule",
+            block.name,
+            f"a block no reduction feeds has the symbolic extent {extent!r}",
+        )
+    extent = extent.value
     if per_block > 1:
         unit, flat = sch.split(flat, [1, extent])
         sch.bind(unit, ROW_THREAD_AXIS)

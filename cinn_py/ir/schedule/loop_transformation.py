@@ -47,9 +47,12 @@ def check_plain(loop: For, primitive: str) -> None:
 
 
 def bounded_var(name: str, like: Var, extent: Expr) -> Var:
-    """A loop var of `like`'s dtype, bounded by a positive constant extent."""
+    """A loop var of `like`'s dtype, bounded by a positive constant extent (by 0 below
+    only, for a symbolic extent, as lowering's loop vars are)."""
     if isinstance(extent, IntImm) and extent.value > 0:
         return Var(name, like.dtype, 0, extent.value)
+    if not isinstance(extent, IntImm):
+        return Var(name, like.dtype, 0)
     return Var(name, like.dtype)
 
 

@@ -1,0 +1,48 @@
+"""The values of a symbolic kernel's dims at the signature being compiled.
+
+A schedule over symbolic extents (`S0 * 16` rows) transforms loops with the
+expressions, but classifies blocks (full-shaped, one value per row, ...) and picks
+configurations by numbers, as it does for a static function. `PIRCompiler` runs the
+scheduler inside `bound_dims(values)`; `concrete(extent)` then gives any extent's value.
+
+Taking decisions from the values is safe because the compiler runs per signature and a
+kernel is shared only where its source comes out equal (`hlir.symbolic_dims`): a
+decision that differs shows in the source, one that does not is valid for both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
+
+from cinn_py.ir.evaluate import evaluate
+from cinn_py.ir.expr import Expr, IntImm
+
+_VALUES: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
+    "cinn_py_dim_values", default=None
+)
+
+
+@contextlib.contextmanager
+def bound_dims(values: Mapping[str, int] | None) -> Iterator[None]:
+    """Makes `values` (dim Var name -> value) what `concrete` reads, inside the block."""
+    token = _VALUES.set(dict(values) if values else None)
+    try:
+        yield
+    finally:
+        _VALUES.reset(token)
+
+
+def concrete(extent: Expr) -> int | None:
+    """`extent`'s value: a constant's, or a symbolic extent's at the bound dims; None
+    when it reads dims none are bound for."""
+    if isinstance(extent, IntImm):
+        return extent.value
+    values = _VALUES.get()
+    if values is None:
+        return None
+    try:
+        return int(evaluate(extent, values))
+    except (KeyError, TypeError):
+        return None
