@@ -262,7 +262,7 @@ class PIRCompiler:
                 kernel.shares = None if result.fused[index] is kernel else result.fused[index]
         if until == "scheduled":
             return result
-        with self._timed("codegen"):
+        with self._timed("codegen"), bound_dims(values):
             if result.fused:
                 funcs = [k.scheduled.func for k in result.distinct]
                 result.source = self.target.render(funcs, compile_pool.UNIT_SIZE)

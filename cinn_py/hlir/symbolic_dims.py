@@ -18,9 +18,10 @@ expression, evaluated at this signature, equals the specialised type's dim, so a
 the analysis does not model (or that a pass after specialisation made) is simply static.
 
 Two rules keep shared kernels valid across signatures:
-- A symbol whose value is 1 is the constant 1 (its own "bucket"): a dim of 1 broadcasts,
-  and a kernel written for `S0 >= 2` would not. The other symbols' Vars have lower
-  bound 2, so `broadcast(S0, S1)` (equal unless one is 1, checked with the feeds) is S0.
+- A symbol some broadcast may stretch (one in a BROADCAST constraint) is the constant 1
+  when fed 1 (its own "bucket"): a dim of 1 broadcasts, and a kernel written for a dim
+  that does not would read wrong elements. So `broadcast(S0, S1)` with neither fed 1 is
+  S0 (equal: the feeds were checked). Other symbols are Vars at any value, 1 included.
 - Only ops whose lowering says it handles Expr dims (`OpLowering.symbolic`) are lowered
   symbolically; a group with any other op is lowered with this signature's numbers.
 """
@@ -30,19 +31,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cinn_py.errors import ShapeError
 from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.expr import Div, Expr, IntImm, Max, Min, Var
 from cinn_py.pir import dim_expr as d
 from cinn_py.pir.dtypes import DataType
-from cinn_py.pir.shape_analysis import ShapeAnalysis
+from cinn_py.pir.shape_analysis import Kind, ShapeAnalysis
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.pir.value import Value
 
 Dim = int | Expr
 """A lowered dim: a number, or an index expression over the symbols' Vars."""
 
-SYMBOL_LOWER_BOUND = 2
-"""Every symbol a kernel reads is at least 2: a symbol of value 1 is the constant 1."""
+REDUCE_BUCKETS = (128, 1024, 8192)
+"""A reduction over a symbolic dim (softmax over a sequence) iterates to the bound of
+the dim's bucket, [2, 128), [128, 1024) or [1024, 8192), with the steps past the dim
+masked off: a static extent the row schedule can factor into threads, the same for
+every length in the bucket. A longer dim is compiled per shape."""
+
+SYMBOL_LOWER_BOUND = 1
+"""Every symbol a kernel reads is at least 1 (a symbol that may broadcast is at least 2:
+fed 1, it is the constant 1)."""
 
 
 @dataclass
@@ -87,6 +96,18 @@ class SymbolicDims:
             return dim.value
         return _convert(dim, lambda s: self.var(s, dtype), dtype)
 
+    def reduce_bound(self, extent: Expr) -> int:
+        """The bucket bound (`REDUCE_BUCKETS`) of a symbolic extent's value at this
+        signature; ShapeError past the largest."""
+        value = self.evaluate(extent)
+        for bound in REDUCE_BUCKETS:
+            if value < bound:
+                return bound
+        raise ShapeError(
+            f"a reduction over {extent!r} = {value}: longer than the largest bucket "
+            f"({REDUCE_BUCKETS[-1]}), compiled for its length"
+        )
+
     def values_by_name(self) -> dict[str, int]:
         """Each free symbol's value by its Var's name (`S0`): what schedules decide by."""
         return {symbol.name: value for symbol, value in self.binding.items()}
@@ -118,8 +139,9 @@ def build_symbolic_dims(
             root = analysis.find(symbol)
             if isinstance(root, d.Sym):
                 binding.setdefault(root, int(dims[axis]))
-    ones = {s: d.Const(1) for s, v in binding.items() if v == 1}
-    free = {s: v for s, v in binding.items() if v != 1}
+    broadcasting = _broadcasting_symbols(analysis)
+    ones = {s: d.Const(1) for s, v in binding.items() if v == 1 and s in broadcasting}
+    free = {s: v for s, v in binding.items() if s not in ones}
     shapes: dict[int, tuple[d.DimExpr, ...]] = {}
     for value in specialized:
         origin = origins.get(id(value))
@@ -133,6 +155,17 @@ def build_symbolic_dims(
         if all(_checks(dim, free, want) for dim, want in zip(resolved, type_.dims, strict=True)):
             shapes[id(value)] = resolved
     return SymbolicDims(shapes, free)
+
+
+def _broadcasting_symbols(analysis: ShapeAnalysis) -> set[d.Sym]:
+    """The symbols (representatives) a broadcast may stretch: those in a BROADCAST
+    constraint. Only these are specialised when fed 1."""
+    found: set[d.Sym] = set()
+    for constraint in analysis.constraints:
+        if constraint.kind is Kind.BROADCAST:
+            for side in (constraint.lhs, constraint.rhs):
+                found |= analysis.canon(side).symbols()
+    return found
 
 
 def _checks(dim: d.DimExpr, binding: Mapping[d.Sym, int], want: int) -> bool:

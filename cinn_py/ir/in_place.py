@@ -9,7 +9,8 @@ guards and the launch configuration), not from what the group was meant to be, f
 (input buffer X, output buffer Y) pair when all of these hold:
 
     buffers       X is an INPUT and Y an OUTPUT argument, both global, with the same
-                  constant shape and element size (so equal flat indices are the same
+                  shape (constant, or the same expression of symbolic dims) and element
+                  size (so equal flat indices are the same
                   bytes); the function touches X only by Loads (no Store, no other node
                   naming it) and writes Y by exactly one Store
     same element  every Load of X sits in the same loop nest as Y's Store (the same
@@ -26,7 +27,7 @@ reads X[k] has the Store's index k, and only one iteration does), and that itera
 reads it before it writes: threads and loop iterations may run in any order, vectors
 load all lanes before they store. Loops over the box without its guards cover at least
 every iteration that runs, so injectivity over the box is enough. Anything the proof
-cannot read (a symbolic shape, an index through a Let, a non-affine index, a
+cannot read (a product of symbolic dims in an index, an index through a Let, a non-affine index, a
 reduction's axis, a shared tile) leaves the pair out: conservative, never unsafe.
 
 Codegen declares the two parameters of a pair without `__restrict__` (they may be the
@@ -40,8 +41,9 @@ from itertools import count
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.isl_domain import IndexDomain
-from cinn_py.ir.schedule.analysis import storage_name, substitute
+from cinn_py.ir.schedule.analysis import storage_name, substitute, substitute_stmt
 from cinn_py.ir.visitor import children, structural_key
 from cinn_py.pir.dtypes import DataType
 
@@ -135,6 +137,9 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
     outputs = [a.value for a in func.args if a.io is s.ArgIO.OUTPUT and _global(a.value)]
     if not inputs or not outputs:
         return []
+    pin = _pinned_dims(func)
+    if pin:
+        func = s.LoweredFunc(func.name, func.args, substitute_stmt(func.body, pin), func.temp_buffers)
     found = _Accesses(func)
     by_buffer: dict[str, list[_Access]] = {}
     for access in found.accesses:
@@ -143,7 +148,7 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
     taken: set[str] = set()
     for x in inputs:
         for y in outputs:
-            if y.name not in taken and _may_share(x, y, by_buffer, found.other):
+            if y.name not in taken and _may_share(x, y, by_buffer, found.other, pin):
                 pairs.append((x.name, y.name))
                 taken.add(y.name)
                 break
@@ -154,12 +159,33 @@ def _global(value: e.Buffer | e.Var) -> bool:
     return isinstance(value, e.Buffer) and value.memory_type is e.MemoryType.GLOBAL
 
 
+def _pinned_dims(func: s.LoweredFunc) -> dict[str, e.Expr]:
+    """A symbolic kernel's dims (scalar arguments) as the constants they are at the
+    signature being compiled (`ir.dim_values`), so that isl sees affine indices: the
+    pairs are proven for that signature, and its kernel source says them (parameters
+    without `__restrict__`), so only a signature with the same pairs shares it. Empty
+    without bound values: symbolic dims are then left free (products of them are not
+    affine, and such pairs are left out)."""
+    scalars = [a.value for a in func.args if isinstance(a.value, e.Var)]
+    pinned: dict[str, e.Expr] = {}
+    for var in scalars:
+        value = concrete(var)
+        if value is None:
+            return {}
+        pinned[var.name] = e.IntImm(value, var.dtype)
+    return pinned
+
+
 def _may_share(
-    x: e.Buffer, y: e.Buffer, by_buffer: dict[str, list[_Access]], other: set[str]
+    x: e.Buffer,
+    y: e.Buffer,
+    by_buffer: dict[str, list[_Access]],
+    other: set[str],
+    pin: dict[str, e.Expr] | None = None,
 ) -> bool:
-    shape = _const_shape(x)
-    if shape is None or shape != _const_shape(y) or x.dtype.itemsize != y.dtype.itemsize:
+    if _key(x.shape) != _key(y.shape) or x.dtype.itemsize != y.dtype.itemsize:
         return False
+    shape = tuple(substitute(d, pin) for d in x.shape) if pin else x.shape
     if x.name in other or y.name in other:
         return False
     stores = [a for a in by_buffer.get(y.name, []) if a.store]
@@ -172,8 +198,10 @@ def _may_share(
     if len(loop_vars) != len(loops):
         return False  # a shadowed loop var: isl would see only the inner loop
     flat = _flat(store.indices, shape)
+    # Symbolic dims (`S0`: scalar arguments) are the same everywhere in a launch.
+    allowed = loop_vars | _dim_names(shape)
     for access in [store, *reads]:
-        if not _only_vars(access.indices, loop_vars):
+        if not _only_vars(access.indices, allowed):
             return False
     for read in reads:
         if read.context.loops != store.context.loops or read.order > store.order:
@@ -196,10 +224,16 @@ def _equal_where_run(a: e.Expr, b: e.Expr, access: _Access) -> bool:
     return domain.always(e.EQ(a, b))
 
 
-def _const_shape(buffer: e.Buffer) -> tuple[int, ...] | None:
-    if not all(isinstance(d, e.IntImm) for d in buffer.shape):
-        return None
-    return tuple(d.value for d in buffer.shape)
+def _dim_names(shape: tuple[e.Expr, ...]) -> set[str]:
+    """The Vars a buffer's shape reads (a symbolic kernel's dims)."""
+    names: set[str] = set()
+    stack: list[e.IrNode] = list(shape)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, e.Var):
+            names.add(node.name)
+        stack.extend(children(node))
+    return names
 
 
 def _key(indices: tuple[e.Expr, ...]) -> tuple:
@@ -219,13 +253,18 @@ def _only_vars(indices: tuple[e.Expr, ...], allowed: set[str]) -> bool:
     return True
 
 
-def _flat(indices: tuple[e.Expr, ...], shape: tuple[int, ...]) -> e.Expr:
+def _flat(indices: tuple[e.Expr, ...], shape: tuple[e.Expr, ...]) -> e.Expr:
     """The row-major element number of `indices` in a buffer of `shape` (in isl's
-    integers, which do not overflow)."""
+    integers, which do not overflow). A symbolic extent after the first dim makes a
+    product of variables, which isl cannot decide: such a pair is left out."""
     flat: e.Expr = e.IntImm(0, DataType.INT64)
     for index, extent in zip(indices, shape, strict=True):
         wide = index if index.dtype is DataType.INT64 else e.Cast(DataType.INT64, index)
-        flat = flat * e.IntImm(extent, DataType.INT64) + wide
+        if isinstance(extent, e.IntImm):
+            size: e.Expr = e.IntImm(extent.value, DataType.INT64)
+        else:
+            size = extent if extent.dtype is DataType.INT64 else e.Cast(DataType.INT64, extent)
+        flat = flat * size + wide
     return flat
 
 

@@ -67,7 +67,7 @@ def _triangle_lowering(lower: bool) -> OpLowering:
 
         return Compute(x.dtype, x.shape, element)
 
-    return OpLowering(lower_fn, any_dtype)
+    return OpLowering(lower_fn, any_dtype, symbolic=True)
 
 
 def _triangle(name: str, lower: bool) -> OpDef:

@@ -47,13 +47,25 @@ runs as a library call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype, numeric
 from cinn_py.hlir.op_lowering.scalar import const, convert, truthy
-from cinn_py.ir.expr import ArgReduce, Div, Expr, FloatImm, Reduce, ReduceType, Var
+from cinn_py.ir.expr import (
+    LT,
+    And,
+    ArgReduce,
+    Div,
+    Expr,
+    FloatImm,
+    Reduce,
+    ReduceType,
+    Select,
+    Var,
+)
 from cinn_py.pir import infer_meta as im
 from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, DataTypeAttribute, Int64Attribute
@@ -337,10 +349,10 @@ def _lower_reduce(
             acc = extreme_type(x.dtype)
         else:
             acc = sum_type(x.dtype, out_dtype)
-        count = 1
+        count: Any = 1
         for axis in axes:
-            count *= x.shape[axis]
-        if count == 0 and kind in (ReduceType.MAX, ReduceType.MIN):
+            count = count * x.shape[axis]
+        if isinstance(count, int) and count == 0 and kind in (ReduceType.MAX, ReduceType.MIN):
             empty = next(a for a in axes if x.shape[a] == 0)
             raise ctx.shape_error(f"{kind.value} over axis {empty}, which has size 0, has no value")
 
@@ -348,7 +360,9 @@ def _lower_reduce(
             return truthy(value) if acc is BOOL else convert(value, acc)
 
         def finish(total: Expr) -> Expr:
-            if mean and acc.is_float:
+            if mean and not isinstance(count, int):  # a symbolic count (at least 2)
+                total = Div(total, convert(count, acc))
+            elif mean and acc.is_float:
                 total = Div(total, const(count, acc)) if count else const(float("nan"), acc)
             elif mean:
                 total = Div(total, const(max(count, 1), acc))
@@ -359,16 +373,22 @@ def _lower_reduce(
                 kept = [i for d, i in enumerate(indices) if d not in axes]
             else:
                 kept = list(indices)
-            if count == 0:  # an empty reduction: the identity
+            if isinstance(count, int) and count == 0:  # an empty reduction: the identity
                 return finish(reduce_identity(kind, acc))
             # A reduced dim of extent 1 is read at 0, with no axis: an index such as
             # `r * 4 + i` over a one-element axis would tie the thread that folds r to
             # a value no other thread reads (set_buffer refuses such a register).
-            rvars = {
-                d: Var(ctx.fresh_name("r"), ctx.index_dtype, 0, x.shape[d])
-                for d in axes
-                if x.shape[d] != 1
-            }
+            # A symbolic reduced dim (a sequence length) gets an axis over its bucket's
+            # bound (`LowerContext.reduce_bound`), the steps past the dim masked off.
+            rvars, masks = {}, []
+            for d in axes:
+                extent = x.shape[d]
+                if isinstance(extent, int):
+                    if extent != 1:
+                        rvars[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, extent)
+                    continue
+                rvars[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, ctx.reduce_bound(extent))
+                masks.append(LT(rvars[d], extent))
             at, rest = [], iter(kept)
             for d in range(x.rank):
                 if d in rvars:
@@ -378,6 +398,11 @@ def _lower_reduce(
                 else:
                     at.append(next(rest))
             body = element(x(at))
+            if masks:
+                keep = masks[0]
+                for mask in masks[1:]:
+                    keep = And(keep, mask)
+                body = Select(keep, body, reduce_identity(kind, acc))
             if not rvars:  # a 0-D input, or only one-element axes: the element itself
                 return finish(body)
             return finish(Reduce(kind, reduce_identity(kind, acc), body, list(rvars.values())))

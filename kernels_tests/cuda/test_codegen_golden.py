@@ -24,6 +24,7 @@ from cinn_py.ir.expr import (
     ReduceType,
     Var,
 )
+from cinn_py.ir import stmt as st
 from cinn_py.ir.stmt import (
     ArgIO,
     Argument,
@@ -439,11 +440,18 @@ def test_blocks_are_at_most_1024_threads():
         generate_cuda([function("fn_big", [x], [y], [nest])])
 
 
-def test_shapes_must_be_static():
+def test_symbolic_dims_must_be_arguments():
+    """A buffer dim that reads a Var (a symbolic kernel's dim) indexes with it; the Var
+    must be a scalar argument of the function."""
     n = Var("n", DataType.INT32)
-    x, y = Buffer("var_0", DataType.FLOAT32, [n]), buffer("var_1", DataType.FLOAT32, [4])
-    with pytest.raises(ValueError, match="buffer 'var_0' has a dynamic shape"):
-        generate_cuda([function("fn_dyn", [x], [y], [serial_nest(y, lambda iv: Load(x, [iv[0]]))])])
+    x, y = Buffer("var_0", DataType.FLOAT32, [3, n]), buffer("var_1", DataType.FLOAT32, [4])
+    func = function("fn_dyn", [x], [y], [serial_nest(y, lambda iv: Load(x, [IntImm(1), iv[0]]))])
+    with pytest.raises(ValueError, match="'n' is used where it is not defined"):
+        generate_cuda([func])
+    func = st.LoweredFunc(func.name, [*func.args, st.Argument(n)], func.body)
+    text = generate_cuda([func]).source
+    assert "const int n)" in text
+    assert "var_1[i0_0] = var_0[i0_0 + n];" in text  # row 1 of [3, n]: offset 1 * n
 
 
 def test_accesses_need_an_argument_and_variables_a_definition():

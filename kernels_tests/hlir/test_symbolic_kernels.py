@@ -14,10 +14,10 @@ import pytest
 
 import cinn_py
 from cinn_py.driver.pir_compiler import PIRCompiler
-from cinn_py.errors import ScheduleError
-from cinn_py.hlir.op_lowering.lower import symbolic_blocker
+from cinn_py.errors import ScheduleError, ShapeError
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
+from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.parser import parse_program
 
 BROADCAST_EXP = """\
@@ -56,13 +56,33 @@ ROTATE_HALF = """\
 }
 """
 
-# A row reduction: no symbolic lowering yet, so its group keeps static dims.
+# A row reduction: rows symbolic, the row static.
 ROW_SUM = """\
 {
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,16],stop_gradient:[true]} : () -> tensor<-1x16xf32>
     (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>
     (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<-1x16xf32>, tensor<1xi64>) -> tensor<-1x1xf32>
     () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x1xf32>) ->
+}
+"""
+
+
+# Two feeds whose rows broadcast against each other: S0 and S1 may each be 1.
+TWO_FEEDS = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,16],stop_gradient:[true]} : () -> tensor<-1x16xf32>
+    (%1) = "pd_op.data" () {dtype:float32,name:"z",place:Place(undefined:0),shape:[-1,16],stop_gradient:[true]} : () -> tensor<-1x16xf32>
+    (%2) = "pd_op.multiply" (%0, %1) {stop_gradient:[true]} : (tensor<-1x16xf32>, tensor<-1x16xf32>) -> tensor<-1x16xf32>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x16xf32>) ->
+}
+"""
+
+# Softmax over a row of symbolic length (attention scores over the sequence).
+SOFTMAX = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x-1xf32>) ->
 }
 """
 
@@ -96,14 +116,26 @@ def test_broadcast_exp_matches_numpy(cache, rows):
     np.testing.assert_allclose(got, np.exp(x + y), rtol=2e-6, atol=1e-7)
 
 
-def test_one_source_for_every_row_count_but_one(cache):
-    sources = {rows: source_for(BROADCAST_EXP, x=(rows, 16)) for rows in (2, 3, 7, 33, 1000)}
-    assert len(set(sources.values())) == 1
+def test_one_source_for_every_row_count(cache):
+    sources = {rows: source_for(BROADCAST_EXP, x=(rows, 16)) for rows in (1, 2, 3, 7, 33, 1000)}
+    assert len(set(sources.values())) == 1  # S0 meets no broadcast: 1 is a value like any
     shared = sources[3]
     assert "const int v_S0" in shared
     assert "< (v_S0 * 16)" in shared  # the guard of the symbolic split
-    one = source_for(BROADCAST_EXP, x=(1, 16))  # a dim of 1 broadcasts: its own bucket
-    assert one != shared and "v_S0" not in one
+
+
+def test_a_dim_that_may_broadcast_gets_its_own_kernel_when_fed_one(cache):
+    a = {source_for(TWO_FEEDS, x=(rows, 16), z=(rows, 16)) for rows in (2, 7, 33)}
+    assert len(a) == 1 and "v_S0" in next(iter(a))
+    one = source_for(TWO_FEEDS, x=(1, 16), z=(7, 16))  # x broadcast over z's rows
+    assert one not in a
+    exe = cinn_py.compile(parse_program(TWO_FEEDS), "cuda-emu")
+    rng = np.random.default_rng(5)
+    for x_rows, z_rows in [(1, 7), (7, 1), (7, 7), (1, 1), (33, 33)]:
+        x = rng.standard_normal((x_rows, 16), dtype=np.float32)
+        z = rng.standard_normal((z_rows, 16), dtype=np.float32)
+        (got,) = exe.run({"x": x, "z": z}).values()
+        np.testing.assert_allclose(got, x * z, rtol=1e-6)
 
 
 @pytest.mark.parametrize(("batch", "seq"), [(1, 1), (1, 7), (3, 1), (2, 33), (3, 129), (5, 100)])
@@ -143,21 +175,47 @@ def test_kernel_args_carry_the_dims_and_the_grid_follows_them(cache):
     assert "=S0" not in step.reads()
 
 
-def test_a_row_reduction_keeps_static_dims_and_stays_right(cache):
-    program = parse_program(ROW_SUM)
-    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)}).stages(until="lowered")
-    group = stages.fused[0].group
-    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)})
-    compiler.stages(until="grouping")
-    assert (
-        symbolic_blocker(group, compiler.symbolic_dims) == "pd_op.sum lowers with static dims only"
-    )
-    assert "S0" not in print_ir(stages.fused[0].lowered)
-    exe = cinn_py.compile(program, "cuda-emu")
-    for rows in (3, 33):
-        x = np.random.default_rng(rows).standard_normal((rows, 16), dtype=np.float32)
+@pytest.mark.parametrize("cols", [16, 4096])
+def test_row_reduction_over_symbolic_rows_is_one_kernel(cache, cols):
+    text = ROW_SUM.replace("16", str(cols))
+    sources = {source_for(text, x=(rows, cols)) for rows in (3, 33, 100)}
+    assert len(sources) == 1 and "v_S0" in next(iter(sources))
+    exe = cinn_py.compile(parse_program(text), "cuda-emu")
+    for rows in (1, 3, 7, 33, 129):
+        x = np.random.default_rng(rows).standard_normal((rows, cols), dtype=np.float32)
         (got,) = exe.run({"x": x}).values()
-        np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("cols", [1, 3, 7, 33, 100, 127, 128, 129, 511, 1000, 1023, 1024, 3000])
+def test_softmax_over_a_symbolic_row_matches_numpy(cache, cols):
+    exe = cinn_py.compile(parse_program(SOFTMAX), "cuda-emu")
+    x = np.random.default_rng(cols).standard_normal((7, cols), dtype=np.float32) * 4
+    (got,) = exe.run({"x": x}).values()
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_rows_share_a_kernel_per_bucket(cache):
+    def kernels(cols):
+        return source_for(SOFTMAX, x=(7, cols))
+
+    small = {kernels(c) for c in (2, 7, 100, 127)}
+    middle = {kernels(c) for c in (128, 511, 1000)}
+    assert len(small) == 1 and len(middle) == 1 and small != middle
+    assert "v_S1" in next(iter(small))
+    assert "v_S1" not in kernels(9000)  # past the largest bucket: compiled per length
+
+
+def test_reduction_past_the_largest_bucket_falls_back_to_static_dims(cache):
+    program = parse_program(SOFTMAX)
+    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 9000)})
+    stages = compiler.stages(until="scheduled")
+    assert all(not k.lowered.args[-1].name.startswith("S") for k in stages.fused)
+    dims = compiler.symbolic_dims
+    (long,) = [symbol for symbol, value in dims.binding.items() if value == 9000]
+    with pytest.raises(ShapeError, match=r"longer than the largest bucket \(8192\)"):
+        dims.reduce_bound(dims.var(long, DataType.INT32))
 
 
 def test_specialize_env_compiles_every_dim_in(cache, monkeypatch):

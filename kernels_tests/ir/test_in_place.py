@@ -15,10 +15,12 @@ from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.ir.expr import Cast, FloatImm, IntImm, Load, Min, Var
 from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.stmt import (
+    Argument,
     Block,
     BufferRange,
     For,
     ForType,
+    LoweredFunc,
     ScheduleBlock,
     ScheduleBlockRealize,
     Store,
@@ -134,14 +136,24 @@ def test_a_loop_around_the_nest_that_repeats_it_is_refused() -> None:
     assert in_place_pairs(function("f", [x], [y], [shadow])) == []
 
 
-def test_a_symbolic_shape_is_refused() -> None:
-    n = Var("n", DataType.INT32, 1, 100)
-    x, y = buffer("x", F32, [n]), buffer("y", F32, [n])
-    i = Var("i_0", DataType.INT32)
-    iv = Var("i0_0", DataType.INT32)
-    block = ScheduleBlock([iv], [], [], "y", Store(y, Load(x, [iv]), [iv]))
-    nest = For(i, 0, n, ForType.SERIAL, Block([ScheduleBlockRealize([i], block)]))
-    assert in_place_pairs(function("f", [x], [y], [nest])) == []
+def test_a_symbolic_shape_is_proven_at_the_bound_dims() -> None:
+    """A symbolic kernel's pair is proven with its dims pinned to the signature being
+    compiled (`ir.dim_values`): `y[i, j] = x[i, j]` over [m, n] needs `i * n`, which isl
+    decides only for a known n; with none bound the pair is left out."""
+    from cinn_py.ir.dim_values import bound_dims
+
+    m, n = Var("S0", DataType.INT32, 1), Var("S1", DataType.INT32, 1)
+    x, y = buffer("x", F32, [m, n]), buffer("y", F32, [m, n])
+    i, j = Var("i_0", DataType.INT32, 0), Var("i_1", DataType.INT32, 0)
+    iv, jv = Var("i0_0", DataType.INT32, 0), Var("i1_0", DataType.INT32, 0)
+    block = ScheduleBlock([iv, jv], [], [], "y", Store(y, Load(x, [iv, jv]), [iv, jv]))
+    inner = For(j, 0, n, ForType.SERIAL, Block([ScheduleBlockRealize([i, j], block)]))
+    nest = For(i, 0, m, ForType.SERIAL, Block([inner]))
+    func = function("f", [x], [y], [nest])
+    func = LoweredFunc(func.name, [*func.args, Argument(m), Argument(n)], func.body)
+    assert in_place_pairs(func) == []
+    with bound_dims({"S0": 3, "S1": 7}):
+        assert in_place_pairs(func) == [("x", "y")]
 
 
 def test_each_input_and_output_in_one_pair() -> None:

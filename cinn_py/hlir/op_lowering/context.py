@@ -33,9 +33,11 @@ class LowerContext:
         index_dtype: DataType,
         numbers: Iterator[int] | None = None,
         dims_of: Callable[[Value], tuple[Any, ...] | None] | None = None,
+        reduce_bound: Callable[[Any], int] | None = None,
     ) -> None:
         self.op = op
         self._dims_of = dims_of
+        self._reduce_bound = reduce_bound
         """A value's symbolic dims (ints and index Exprs) in a symbolic lowering."""
         self.operands = list(operands)
         self.index_dtype = index_dtype
@@ -123,6 +125,14 @@ class LowerContext:
             if dims is not None:
                 return dims
         return type_.dims
+
+    def reduce_bound(self, extent: Any) -> int:
+        """The static bound a reduction over the symbolic dim `extent` iterates to (its
+        bucket's: `symbolic_dims.REDUCE_BUCKETS`), the steps past the dim masked off.
+        Only in a symbolic lowering; a ShapeError past the largest bucket."""
+        if self._reduce_bound is None:
+            raise self.shape_error(f"a reduction over the symbolic dim {extent!r}")
+        return self._reduce_bound(extent)
 
     def out_dtype(self, index: int = 0) -> DataType:
         return self.out_type(index).data_type

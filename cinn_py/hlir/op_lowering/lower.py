@@ -96,24 +96,16 @@ def lower_group(
 
 def symbolic_blocker(group: Group, symbolic: SymbolicDims) -> str | None:
     """Why `group` is not lowered symbolically (None when it is tried): an op whose
-    lowering does not take Expr dims, a tensor without a symbolic shape, or no symbolic
-    dim at all."""
+    lowering does not take Expr dims, or no symbolic dim at all. A tensor without
+    symbolic dims (one a pass made after specialisation) keeps its numbers: if they
+    came from a -1 dim, the source shows them and is simply not shared."""
     for op in group.ops:
         if not lowering_of(op).symbolic:
             return f"{op.name} lowers with static dims only"
     values = list(group.inputs) + [v for op in group.ops for v in op.results]
-    tensors = [v for v in values if isinstance(v.type, DenseTensorType)]
-    for value in tensors:
-        if symbolic.dims(value) is None:
-            return f"{names_hint(value)} has no symbolic shape"
-    if not any(symbolic.is_symbolic(v) for v in tensors):
+    if not any(symbolic.is_symbolic(v) for v in values):
         return "no dim is symbolic"
     return None
-
-
-def names_hint(value: Value) -> str:
-    op = value.defining_op
-    return f"a result of {op.name} ({op.where()})" if op is not None else "an argument"
 
 
 def _lower(
@@ -140,7 +132,14 @@ def _lower(
     numbers = itertools.count()  # reduce axes r_0, r_1, ... through the function
     for op in group.ops:
         operands = [_operand(values, group, op, v) for v in op.operand_values()]
-        context = LowerContext(op, operands, index_dtype, numbers, dims_of)
+        context = LowerContext(
+            op,
+            operands,
+            index_dtype,
+            numbers,
+            dims_of,
+            None if symbolic is None else symbolic.reduce_bound,
+        )
         results = lowering_of(op).lower(context)
         per_result = [results] if op.num_results == 1 else list(results)
         for value, lowered in zip(op.results, per_result, strict=True):

@@ -139,6 +139,29 @@ def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
     return lanes
 
 
+def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
+    """For a row of symbolic length (a full-shaped argument's reduced dims read symbolic
+    dims), the static bound its reductions iterate to (their axes' extent: the
+    length's bucket, `hlir.symbolic_dims.REDUCE_BUCKETS`); None for a static row."""
+    symbolic = any(
+        isinstance(arg.value, Buffer)
+        and _static_shape(arg.value) == pattern.shape
+        and any(not isinstance(arg.value.shape[d], IntImm) for d in pattern.axes)
+        for arg in func.args
+    )
+    if not symbolic:
+        return None
+    reduces = find_reduces(func.body)
+    if not reduces:
+        return None
+    bound = 1
+    for axis in reduces[0].reduce_axis:
+        if axis.upper is None:
+            return None
+        bound *= axis.upper
+    return bound
+
+
 def _symbolic(func: LoweredFunc) -> bool:
     """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
     return any(isinstance(arg.value, Var) for arg in func.args)
@@ -154,8 +177,12 @@ def schedule_rows(
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the row schedule's primitives; the caller finishes (guards) and traces."""
     sch = IRSchedule(func)
-    lanes = lanes_for(func, pattern)
-    threads = threads_for(pattern.cols, target, lanes)
+    bound = symbolic_cols_bound(func, pattern)
+    if bound is None:
+        lanes = lanes_for(func, pattern)
+        threads = threads_for(pattern.cols, target, lanes)
+    else:  # a symbolic row length: threads for its bucket, scalar accesses
+        lanes, threads = 1, threads_for(bound, target)
     per_block = rows_per_block(pattern, threads, target)
     if _symbolic(func):
         # One row a block: the rows of a block past the last row would need their
@@ -201,7 +228,8 @@ def schedule_rows(
             _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
-    _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes)
+    if bound is None:  # a row of symbolic length is read by each pass, not cached
+        _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
 
@@ -328,6 +356,10 @@ def _schedule_full(
     _bind_rows(sch, kept, per_block)
     col = fuse_all(sch, reduced)
     steps = -(-pattern.cols // (threads * lanes))
+    if not isinstance(sch.get(col).extent, IntImm):  # a symbolic row length
+        _, thread = sch.split(col, [-1, threads])
+        sch.bind(thread, THREAD_AXIS)
+        return
     if lanes == 1:
         _, thread = sch.split(col, [steps, threads])
     else:

@@ -92,8 +92,10 @@ def local_access_problem(func: LoweredFunc, name: str) -> str | None:
     reads or writes the same element as a function of the bound GPU axes."""
     keys: set[tuple] = set()
     first: str | None = None
+    scalars = {arg.name for arg in func.args if isinstance(arg.value, Var)}
     for block, canonical, axes in canonical_accesses(func, name):
-        stray = set().union(*map(var_names, canonical)) - _axis_names(axes)
+        # A scalar argument (a symbolic dim) is one value for every thread.
+        stray = set().union(*map(var_names, canonical)) - _axis_names(axes) - scalars
         if stray:
             return (
                 f"buffer {name} is indexed by {', '.join(sorted(stray))} in block "

@@ -96,7 +96,12 @@ def _check_whole(block: ScheduleBlock, output: Buffer) -> None:
         if storage_name(region.buffer) != output.name:
             continue
         for var, dim in zip(region.ranges, output.shape, strict=True):
-            extent = getattr(dim, "value", None)
+            extent = dim.value if isinstance(dim, IntImm) else None
+            # A symbolic dim is written whole by an iter var from 0 with no constant
+            # upper bound: lowering's own loop over the dim.
+            symbolic = extent is None and var.lower in (None, 0) and var.upper is None
+            if symbolic:
+                continue
             if extent is None or var.lower not in (None, 0) or var.upper != extent:
                 raise ScheduleError(
                     PRIMITIVE,
@@ -111,9 +116,10 @@ def _check_whole(block: ScheduleBlock, output: Buffer) -> None:
 
 def _copy_nest(output: Buffer, cache: Buffer, name: str, taken: set[str], dtype: DataType) -> Stmt:
     """Serial loops over `output`'s dims around `output[i...] = cache[i...]`."""
-    extents = [d.value for d in output.shape]
-    ivs = [Var(fresh_name(f"{name}_i{k}", taken), dtype, 0, n) for k, n in enumerate(extents)]
-    loops = [Var(fresh_name(f"{name}_l{k}", taken), dtype, 0, n) for k, n in enumerate(extents)]
+    extents = [d.value if isinstance(d, IntImm) else d for d in output.shape]
+    uppers = [n if isinstance(n, int) else None for n in extents]  # symbolic: no bound
+    ivs = [Var(fresh_name(f"{name}_i{k}", taken), dtype, 0, n) for k, n in enumerate(uppers)]
+    loops = [Var(fresh_name(f"{name}_l{k}", taken), dtype, 0, n) for k, n in enumerate(uppers)]
     block = ScheduleBlock(
         ivs,
         [BufferRange(cache, ivs)],

@@ -100,10 +100,11 @@ ERRORS: dict[str, tuple[Callable, Callable[[IRSchedule], object], str]] = {
         lambda s: (s.unroll("i_0"), s.split("i_0", [-1, 2])),
         "split on block 'var_2': loop i_0 is unrolled, not serial",
     ),
-    "split non-constant extent": (
+    "split symbolic extent without -1": (
         odd_loops,
-        lambda s: s.split("i_0", [-1, 2]),
-        "split on block 'var_1': loop i_0 has a non-constant extent n",
+        lambda s: s.split("i_0", [4, 2]),
+        "split on block 'var_1': loop i_0 has the symbolic extent n: give positive int "
+        "factors with exactly one -1, got [4, 2]",
     ),
     "split loop not from 0": (
         odd_loops,
