@@ -139,7 +139,9 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
         return []
     pin = _pinned_dims(func)
     if pin:
-        func = s.LoweredFunc(func.name, func.args, substitute_stmt(func.body, pin), func.temp_buffers)
+        func = s.LoweredFunc(
+            func.name, func.args, substitute_stmt(func.body, pin), func.temp_buffers
+        )
     found = _Accesses(func)
     by_buffer: dict[str, list[_Access]] = {}
     for access in found.accesses:

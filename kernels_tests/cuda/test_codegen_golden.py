@@ -24,7 +24,6 @@ from cinn_py.ir.expr import (
     ReduceType,
     Var,
 )
-from cinn_py.ir import stmt as st
 from cinn_py.ir.stmt import (
     ArgIO,
     Argument,
@@ -448,7 +447,7 @@ def test_symbolic_dims_must_be_arguments():
     func = function("fn_dyn", [x], [y], [serial_nest(y, lambda iv: Load(x, [IntImm(1), iv[0]]))])
     with pytest.raises(ValueError, match="'n' is used where it is not defined"):
         generate_cuda([func])
-    func = st.LoweredFunc(func.name, [*func.args, st.Argument(n)], func.body)
+    func = LoweredFunc(func.name, [*func.args, Argument(n)], func.body)
     text = generate_cuda([func]).source
     assert "const int n)" in text
     assert "var_1[i0_0] = var_0[i0_0 + n];" in text  # row 1 of [3, n]: offset 1 * n
