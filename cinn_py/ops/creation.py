@@ -157,7 +157,7 @@ OPS = [
         traits=frozenset({Trait.NOT_FOLDED}),
         infer_meta=_infer_full_int_array,
         kernel=full_int_array,
-        lowering=OpLowering(_lower_full_int_array),
+        lowering=OpLowering(_lower_full_int_array, symbolic=True),
         symbolic_value=sym.full_value,
     ),
     OpDef(

@@ -737,18 +737,20 @@ def _pieces(ctx: LowerContext, x: Compute, axis: int) -> Vector:
     out: Vector = []
     offset = 0
     for type_ in ctx.vector_types():
-        out.append(_piece(x, axis, offset, type_))
+        # x's dims (symbolic ones included) but the split axis's, which is the piece's
+        shape = tuple(type_.dims[axis] if d == axis else n for d, n in enumerate(x.shape))
+        out.append(_piece(x, axis, offset, shape))
         offset += type_.dims[axis]
     if offset != x.shape[axis]:
         raise ctx.shape_error(f"the parts cover {offset} of dim {axis} (size {x.shape[axis]})")
     return out
 
 
-def _piece(x: Compute, axis: int, offset: int, type_: DenseTensorType) -> Compute:
+def _piece(x: Compute, axis: int, offset: int, shape: tuple[Any, ...]) -> Compute:
     def element(idx: Indices) -> Expr:
         return x(_replace(idx, axis, _shifted(idx[axis], offset)))
 
-    return Compute(x.dtype, type_.dims, element)
+    return Compute(x.dtype, shape, element)
 
 
 def _lower_split(ctx: LowerContext) -> Vector:
@@ -1016,6 +1018,7 @@ OPS = [
         split,
         _lower_split,
         symbolic_meta=sym.split_sections_shape,
+        symbolic=True,
     ),
     _injective(
         "split_with_num",
@@ -1025,6 +1028,7 @@ OPS = [
         _lower_split_with_num,
         attributes=(attr("num", Int32Attribute),),
         symbolic_meta=sym.split_with_num_shape,
+        symbolic=True,
     ),
     _injective(
         "slice",

@@ -694,7 +694,7 @@ OPS = [
         pattern=OpPatternKind.INJECTIVE,
         infer_meta=_infer_embedding,
         kernel=embedding,
-        lowering=OpLowering(_lower_embedding),
+        lowering=OpLowering(_lower_embedding, symbolic=True),
         symbolic_meta=sym.embedding_shape,
     ),
     OpDef(
