@@ -128,6 +128,34 @@ def test_timed_bench_runs_on_cuda_emu(tmp_path, capsys):
     assert all(r["cinn_py_s"] > 0 and r["cupy_s"] > 0 for r in results)
 
 
+@pytest.mark.parametrize("name", ["softmax_f32_4096x4096", "rms_norm_f16_16384x8192"])
+def test_symbolic_variant_passes_smoke_with_symbolic_kernels(name):
+    """`--symbolic`: the case with -1 rows, right against NumPy, its kernel taking the
+    rows as an argument."""
+    case = bench.CASES[name]
+    text = bench.dynamic_text(case)
+    assert '"pd_op.data"' in text and "shape:[-1," in text and "tensor<-1x" in text
+    result = bench.smoke_case(case, nvrtc=False, symbolic=True)
+    assert result.ok, result.message
+    assert "1 symbolic kernel(s)" in result.message
+
+
+def test_timed_bench_compares_symbolic_kernels(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = bench.main(
+        [
+            *("--target", "cuda-emu", "--tiny", "--repeat", "3", "--budget", "0.01"),
+            *("--cases", "layer_norm_f32_4096x4096", "--no-torch-compile", "--symbolic"),
+            *("--json", str(out)),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static |" in printed
+    (result,) = json.loads(out.read_text())["results"]
+    assert result["cinn_py_symbolic_s"] > 0 and result["symbolic_kernels"] == 1
+
+
 def test_a_wrong_cinn_py_output_fails_its_row(monkeypatch, capsys):
     def over_columns(case, target):  # softmax over the other axis: same shape, wrong values
         program = parse_program(case.program_text.replace("axis:-1", "axis:0"))

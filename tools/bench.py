@@ -49,6 +49,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -780,6 +781,36 @@ def compile_case(case: Case, target: str) -> Any:
     return cinn_py.compile(parse_program(case.program_text), target=target)
 
 
+_LEADING = re.compile(r"tensor<(\d+)x(?=[-\d])")
+
+
+def dynamic_text(case: Case) -> str:
+    """`case`'s program with the leading dim of its feeds -1 (the rows, as a batch or a
+    sequence would be), in every tensor type of rank 2 or more that starts with it and
+    in the feeds' `shape` attributes: compiled for the same feeds, its kernels take the
+    rows as an argument (symbolic kernels, `docs/SHAPES.md`). Parameters keep their
+    types (a -1 parameter is not a program), and a rank-1 value of the rows' length
+    stays declared static, so its rows are a constant again."""
+    rows = next(t.shape[0] for t in case.inputs if not t.param and t.shape)
+    out = []
+    for line in case.program_text.splitlines():
+        if '"pd_op.data"' in line:
+            line = line.replace(f"shape:[{rows},", "shape:[-1,")
+        if '"builtin.parameter"' not in line:
+            line = _LEADING.sub(lambda m: "tensor<-1x" if int(m[1]) == rows else m[0], line)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def compile_dynamic(case: Case, target: str) -> Any:
+    return cinn_py.compile(parse_program(dynamic_text(case)), target=target)
+
+
+def symbolic_kernels(exe: Any) -> int:
+    """How many of the last compile's kernels take symbolic dims (`=S0` arguments)."""
+    return sum(1 for k in exe.kernels if any(a.startswith("=") for a in k.args))
+
+
 def describe_groups(exe: Any) -> str:
     """How the program ran: its kernels and the ops left to library calls."""
     fused = [g for g in exe.groups if g.kind is GroupKind.FUSED]
@@ -804,12 +835,15 @@ class SmokeResult:
     message: str
 
 
-def smoke_case(case: Case, target: str = "cuda-emu", nvrtc: bool = True) -> SmokeResult:
+def smoke_case(
+    case: Case, target: str = "cuda-emu", nvrtc: bool = True, symbolic: bool = False
+) -> SmokeResult:
     """`case` at its smoke shape on `target` against the NumPy float64 reference, then its
-    full-size program through the passes, lowering and codegen for the GPU, with NVRTC."""
+    full-size program through the passes, lowering and codegen for the GPU, with NVRTC.
+    With `symbolic`, the program with -1 rows (`dynamic_text`) instead."""
     tiny = case.at(case.smoke_shape)
     try:
-        exe = compile_case(tiny, target)
+        exe = compile_dynamic(tiny, target) if symbolic else compile_case(tiny, target)
         arrays = make_inputs(tiny, np)
         feeds, params = _split(tiny, arrays)
         got = exe.run(feeds, params=params or None)["out0"]
@@ -818,6 +852,8 @@ def smoke_case(case: Case, target: str = "cuda-emu", nvrtc: bool = True) -> Smok
         if not result.ok:
             return SmokeResult(case.name, False, f"wrong at {list(tiny.shape)}: {result.message}")
         parts = [f"{list(tiny.shape)} {target}: {describe_groups(exe)}; {result.message}"]
+        if symbolic:
+            parts.append(f"{symbolic_kernels(exe)} symbolic kernel(s)")
         if nvrtc:
             parts.append(gpu_codegen(case))
         return SmokeResult(case.name, True, "; ".join(parts))
@@ -843,10 +879,10 @@ def gpu_codegen(case: Case, arch: str = SMOKE_ARCH) -> str:
     return f"full size: {len(stages.fused)} kernel(s) built for {arch} ({seconds:.1f} s)"
 
 
-def run_smoke(cases: Sequence[Case], target: str, nvrtc: bool) -> int:
+def run_smoke(cases: Sequence[Case], target: str, nvrtc: bool, symbolic: bool = False) -> int:
     failures = 0
     for case in cases:
-        result = smoke_case(case, target, nvrtc)
+        result = smoke_case(case, target, nvrtc, symbolic)
         failures += not result.ok
         print(f"{'ok  ' if result.ok else 'FAIL'} {result.case}: {result.message}", flush=True)
     print(f"{len(cases) - failures} passed, {failures} failed")
@@ -863,6 +899,8 @@ class Options:
     repeat: int = 50
     budget: float = 2.0
     torch_compile: bool = True
+    symbolic: bool = False
+    """Also time the program with -1 rows (symbolic kernels) against the static one."""
 
 
 def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict[str, Any]:
@@ -925,6 +963,16 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
     if "cinn_py_error" in result:
         print(f"ERROR: {case.name}: cinn_py: {result['cinn_py_error']}", file=sys.stderr)
 
+    def symbolic() -> tuple[Callable[[], Any], Any]:
+        exe = compile_dynamic(case, backend.target)
+        output = backend.run_compiled(exe, feeds, params)
+        result["symbolic_kernels"] = symbolic_kernels(exe)
+        runtime = exe.runtime_program
+        return (lambda: runtime.execute(runtime.scope)), output
+
+    if options.symbolic:
+        measure("cinn_py_symbolic", symbolic)
+
     if torch_fn is not None:
         eager = torch_fn
         measure("torch_eager", lambda: (lambda: eager(*targs), want))
@@ -985,6 +1033,17 @@ def row(result: dict[str, Any], copy_bw: float) -> str:
     )
 
 
+def symbolic_row(result: dict[str, Any]) -> str:
+    """The case with -1 rows (`--symbolic`) against the static program, same run."""
+    static, dynamic = _cell(result, "cinn_py"), _cell(result, "cinn_py_symbolic")
+    ratio = ""
+    if "cinn_py_s" in result and "cinn_py_symbolic_s" in result:
+        ratio = f"{result['cinn_py_symbolic_s'] / result['cinn_py_s']:.2f}x"
+    kernels = result.get("symbolic_kernels")
+    note = "" if kernels is None else f" ({kernels} symbolic kernel(s))"
+    return f"| {result['case']} | {static} | {dynamic}{note} | {ratio} |"
+
+
 def baseline_row(result: dict[str, Any], copy_bw: float) -> str:
     cells = []
     for key in BASELINES:
@@ -1019,6 +1078,14 @@ def report(
         *(baseline_row(r, copy_bw) for r in results),
         "",
     ]
+    symbolic = [r for r in results if "cinn_py_symbolic_s" in r or "cinn_py_symbolic_error" in r]
+    if symbolic:
+        lines += [
+            "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static |",
+            "| --- " * 4 + "|",
+            *(symbolic_row(r) for r in symbolic),
+            "",
+        ]
     for r in results:
         stages = r.get("compile_stages_s") or {}
         timing = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in stages.items())
@@ -1109,6 +1176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--no-torch-compile", action="store_true")
     parser.add_argument("--json", help="also write the raw figures here (after every case)")
+    parser.add_argument(
+        "--symbolic",
+        action="store_true",
+        help="also run each case with -1 rows (symbolic kernels): timed against the "
+        "static program in the same run; with --smoke, checked instead of it",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -1119,7 +1192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(list_cases())
         return 0
     if args.smoke:
-        return run_smoke(cases, args.target or "cuda-emu", not args.no_nvrtc)
+        return run_smoke(cases, args.target or "cuda-emu", not args.no_nvrtc, args.symbolic)
     if args.tiny:
         cases = [case.at(case.smoke_shape) for case in cases]
 
@@ -1140,7 +1213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import torch
     except ImportError:
         torch = None
-    options = Options(args.repeat, args.budget, not args.no_torch_compile)
+    options = Options(args.repeat, args.budget, not args.no_torch_compile, args.symbolic)
     results = run_bench(cases, backend, torch, options, args.json)
     failed = [r["case"] for r in results if "cinn_py_s" not in r]
     if failed:

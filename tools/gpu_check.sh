@@ -21,7 +21,8 @@
 #   tiny           examples/softmax.pir and examples/layer_norm_gelu.pir compiled, run
 #                  and checked against the reference (`cinn-py run --check --profile`)
 #   tests          pytest kernels_tests -m gpu -n 14 --timeout 120 --maxfail 30
-#   bench          tools/bench.py --no-torch-compile: every case, markdown + JSON
+#   bench          tools/bench.py --no-torch-compile --symbolic: every case, markdown + JSON,
+#                  and each case again with -1 rows (symbolic kernels, issue 18) in the same run
 #   e2e            tools/bench_e2e.py: the LLaMA decoder layer (float16, bfloat16) and the
 #                  BERT-base layer (float16) end to end against PyTorch eager and
 #                  torch.compile; its markdown goes to bench.md after the bench's, its
@@ -274,7 +275,7 @@ step_tests() {
 step_bench() {
     need_gpu bench
     # The markdown (stdout) is the log; the per-case progress (stderr) is appended to it.
-    "$PY" tools/bench.py --no-torch-compile --json "$OUT/bench.json" 2>"$WORK/bench.err"
+    "$PY" tools/bench.py --no-torch-compile --symbolic --json "$OUT/bench.json" 2>"$WORK/bench.err"
 }
 
 step_e2e() {
