@@ -121,7 +121,8 @@ def test_one_source_for_every_row_count(cache):
     assert len(set(sources.values())) == 1  # S0 meets no broadcast: 1 is a value like any
     shared = sources[3]
     assert "const int v_S0" in shared
-    assert "< (v_S0 * 16)" in shared  # the guard of the symbolic split
+    assert "< (v_S0 * 4)" in shared  # the guard: S0 * 16 floats are S0 * 4 vectors
+    assert "cinn_vec<float, 4>" in shared  # 16 divides every S0 * 16: float4 accesses
 
 
 def test_a_dim_that_may_broadcast_gets_its_own_kernel_when_fed_one(cache):
@@ -171,7 +172,8 @@ def test_kernel_args_carry_the_dims_and_the_grid_follows_them(cache):
     (step,) = exe.kernels
     assert step.args[-1] == "=S0"
     assert dict(step.scalars)["=S0"] == 1000
-    assert step.grid == (-(-1000 * 16 // 256), 1, 1) and step.block == (256, 1, 1)
+    vectors = 1000 * 16 // 4  # float4s: 16 divides every row count times 16
+    assert step.grid == (-(-vectors // 256), 1, 1) and step.block == (256, 1, 1)
     assert "=S0" not in step.reads()
 
 
@@ -245,3 +247,16 @@ def test_split_of_a_symbolic_loop_needs_one_inferred_factor(cache):
         sch.split(outer, [4, 8])
     a, b = sch.split(outer, [-1, 4])
     assert str(sch.get(a).extent) == "((S0 + 3) / 4)"
+
+
+def test_split_of_a_symbolic_multiple_is_exact_and_unguarded(cache):
+    program = parse_program(BROADCAST_EXP)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (7, 16)}).stages(until="lowered")
+    sch = IRSchedule(stages.fused[0].lowered)
+    (block,) = sch.get_all_blocks()
+    fused = sch.fuse(sch.get_loops(block))  # S0 * 16
+    outer, inner = sch.split(fused, [-1, 4])
+    assert str(sch.get(outer).extent) == "(S0 * 4)"
+    assert "if (" not in print_ir(sch.func)
+    sch.split(outer, [-1, 256])  # S0 * 4 by 256: not a multiple for every S0
+    assert "if (" in print_ir(sch.func)

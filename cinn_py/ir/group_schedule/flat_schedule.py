@@ -37,12 +37,14 @@ from cinn_py.ir.expr import Expr, IntImm, Reduce
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
     PREFERRED_THREADS,
+    VECTOR_BYTES,
     LaunchConfig,
     choose_launch,
     vector_lanes,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.schedule import BlockRef, IRSchedule
+from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize, Store
 from cinn_py.ir.visitor import Visitor
 
@@ -111,7 +113,8 @@ def _fuse(sch: IRSchedule, block: BlockRef) -> _BlockPlan:
         return _BlockPlan(block, 0, 1)
     extent = sch.get(fuse_all(sch, loops)).extent
     if not isinstance(extent, IntImm):
-        return _BlockPlan(block, 0, 1, extent)
+        widest = 1 if reduces else max(1, VECTOR_BYTES // itemsize)
+        return _BlockPlan(block, 0, widest, extent)
     lanes = 1 if reduces else vector_lanes(extent.value, itemsize)
     return _BlockPlan(block, extent.value, lanes)
 
@@ -130,18 +133,37 @@ def _distribute_symbolic(
     bound to blockIdx.x and threadIdx.x, its body guarded by `index < extent`; the grid
     is the largest block count, worked out per launch. Nothing here depends on the dims'
     values, so one kernel serves every feed shape: threads are the preferred count, and
-    there are no vector lanes (whether 16 bytes divide a row is not known) and no
-    grid-stride loop (the grid grows with the tensor; 2**31 - 1 blocks of 256 threads
-    cover any tensor an int64 index addresses on a GPU)."""
+    there is no grid-stride loop (the grid grows with the tensor; 2**31 - 1 blocks of 256 threads
+    cover any tensor an int64 index addresses on a GPU). Vector lanes where the extent's
+    constant factor allows them for every value (`symbolic_lanes`)."""
     threads = min(PREFERRED_THREADS, target.max_threads_per_block)
     for plan in plans:
         if plan.symbolic is None and not plan.extent:
             continue  # a 0-D block: finish_schedule puts it in thread 0 of block 0
         (fused,) = sch.get_loops(plan.block)
-        blocks, lanes = sch.split(fused, [-1, threads])
+        extent = sch.get(fused).extent
+        lanes = 1 if plan.lanes == 1 else symbolic_lanes(extent, plan.lanes)
+        vector = None
+        if lanes > 1:  # exact: the extent's constant factor is a multiple of lanes
+            fused, vector = sch.split(fused, [-1, lanes])
+        blocks, thread = sch.split(fused, [-1, threads])
         sch.bind(blocks, BLOCK_AXIS)
-        sch.bind(lanes, THREAD_AXIS)
+        sch.bind(thread, THREAD_AXIS)
+        if vector is not None:
+            sch.vectorize(vector, lanes)
     return LaunchConfig(threads, 0, 1)
+
+
+def symbolic_lanes(extent: Expr, widest: int) -> int:
+    """Vector lanes for a fused loop of symbolic `extent`: up to `widest` (16 bytes of
+    the stored dtype), halved until they divide the extent's constant factor (`S0 * 16`
+    takes 4 float32 lanes for every S0), so that every vector is whole: no run-time
+    check, and a row whose length is all symbol gets scalar accesses."""
+    factor = static_factor(extent)
+    lanes = widest
+    while lanes > 1 and factor % lanes:
+        lanes //= 2
+    return lanes
 
 
 def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:

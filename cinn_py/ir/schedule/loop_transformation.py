@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Expr, IntImm, Var
+from cinn_py.ir.expr import Expr, IntImm, Mul, Var
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
     UNKNOWN_BLOCK,
@@ -135,7 +135,11 @@ def _split_symbolic(
     known = math.prod(f for f in items if f != -1)
     dtype = loop.loop_var.dtype
     extent = loop.extent
-    outer = extent if known == 1 else simplify((extent + (known - 1)) / IntImm(known, dtype))
+    exact = static_factor(extent) % known == 0  # e.g. S0 * 16 split by 4
+    if exact:
+        outer = simplify(extent / IntImm(known, dtype)) if known != 1 else extent
+    else:
+        outer = simplify((extent + (known - 1)) / IntImm(known, dtype))
     sizes: list[Expr | int] = [outer if f == -1 else f for f in items]
     taken = taken_names(func)
     new_vars = [
@@ -150,12 +154,22 @@ def _split_symbolic(
     for var, size in zip(new_vars[1:], sizes[1:], strict=True):
         value = value * size + var
     body: Stmt = substitute_stmt(loop.body, {name: value})
-    if known != 1:
+    if not exact:
         body = IfThenElse(value.lt(extent), body)
     for k in reversed(range(len(new_vars))):
         inner = body if k == len(new_vars) - 1 else Block([body])
         body = For(new_vars[k], 0, sizes[k], ForType.SERIAL, inner)
     return replace(func, loop, body), [v.name for v in new_vars]
+
+
+def static_factor(extent: Expr) -> int:
+    """The constant factor an extent is a multiple of, whatever its symbols' values:
+    16 for `S0 * 16`, 8 for `(S0 * 4) * (S1 * 2)`, 1 for a sum or a quotient."""
+    if isinstance(extent, IntImm):
+        return extent.value
+    if isinstance(extent, Mul):
+        return static_factor(extent.a) * static_factor(extent.b)
+    return 1
 
 
 def _distinct(func: LoweredFunc, names: Sequence[str], primitive: str) -> list[tuple[For, Path]]:
