@@ -86,6 +86,7 @@ from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
 from cinn_py.ir.printer import print_ir
 from cinn_py.perf import report as perf_report
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
+from cinn_py.pir.passes.infer_shapes import has_dynamic_dims
 from cinn_py.pir.printer import ValueNames, print_program, value_names
 from cinn_py.pir.program import Program
 from cinn_py.pir.shape_analysis import analyze_shapes
@@ -274,6 +275,17 @@ def _cmd_print(args: argparse.Namespace) -> int:
 # ---- run -----------------------------------------------------------------------------------
 
 
+def symbolic_summary(kernels: Sequence[Any]) -> str:
+    """`symbolic kernels: 7 of 8 take -1 dims as arguments (S0, S1)`: how many of a -1
+    program's kernels are shared across feed shapes (`docs/SHAPES.md`)."""
+    taking = [k for k in kernels if any(a.startswith("=") for a in k.args)]
+    dims = sorted({a[1:] for k in taking for a in k.args if a.startswith("=")})
+    named = f" ({', '.join(dims)})" if dims else ""
+    return (
+        f"symbolic kernels: {len(taking)} of {len(kernels)} take -1 dims as arguments{named}"
+    )
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     program = api.load(args.program)
     feeds, params = _inputs(program, args)
@@ -286,6 +298,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.verbose and exe.runtime_program is not None:
         print(f"cinn-py: steps: {steps_summary(exe.runtime_program)}", file=sys.stderr)
         print(f"cinn-py: {exe.compile_stats.summary()}", file=sys.stderr)
+        if has_dynamic_dims(program):
+            print(f"cinn-py: {symbolic_summary(exe.kernels)}", file=sys.stderr)
     dtypes = {}
     for name, line, dtype in _output_lines(exe, outputs):
         print(f"{name}: {line}")

@@ -244,11 +244,12 @@ class PIRCompiler:
         target_info = self.target_info()
         values = None if self.symbolic_dims is None else self.symbolic_dims.values_by_name()
         with self._timed("scheduling"), bound_dims(values):
-            self._settle_symbolic(result, names, target_info)
+            tried = self._settle_symbolic(result, names, target_info)
             schedules, origins = schedule_once(
                 [k.lowered for k in result.fused],
                 [k.group.reduce_pattern for k in result.fused],  # RowPatterns
-                lambda func, pattern: auto_schedule(func, target_info, pattern),
+                lambda func, pattern: tried.get(id(func))
+                or auto_schedule(func, target_info, pattern),
             )
             for kernel, scheduled in zip(result.fused, schedules, strict=True):
                 kernel.scheduled = scheduled
@@ -277,10 +278,15 @@ class PIRCompiler:
                 )
         return result
 
-    def _settle_symbolic(self, result: Stages, names: NameTable, target_info: TargetInfo) -> None:
+    def _settle_symbolic(
+        self, result: Stages, names: NameTable, target_info: TargetInfo
+    ) -> dict[int, ScheduleResult]:
         """Each symbolically lowered kernel that its tactic cannot schedule over symbolic
         extents, or codegen cannot render (a symbolic thread count), is lowered again
-        with this signature's numbers: such a group is compiled per shape, as before."""
+        with this signature's numbers: such a group is compiled per shape, as before.
+        The schedules that worked, by id of their function, for the scheduling stage
+        to take rather than make again."""
+        tried: dict[int, ScheduleResult] = {}
         for kernel in result.fused:
             func = kernel.lowered
             if not any(isinstance(arg.value, Var) for arg in func.args):
@@ -290,6 +296,9 @@ class PIRCompiler:
                 generate_cuda([trial.func])
             except (CinnError, ValueError, TypeError, AttributeError):
                 kernel.lowered = lower_group(kernel.group, names)
+            else:
+                tried[id(func)] = trial
+        return tried
 
     def build(self, groups: Sequence[Group] | None = None) -> RuntimeProgram:
         """Every stage, then the instructions: kernels for FUSED groups, reference kernels

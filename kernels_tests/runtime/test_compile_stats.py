@@ -236,6 +236,8 @@ def test_run_verbose_prints_the_compile_counts(capsys, private_cache, no_bound_e
     # a -1 program: compiled on its run, one kernel unit, from a cold kernel cache
     assert _compiles_line(err) == (1, 1, 0, 0, 0, 1, 0)
     assert err.startswith("cinn-py: cuda-emu: ") and " total " in err.splitlines()[0]
+    # dynamic_batch: x[-1, 6], one kernel, which takes the -1 dim as its argument S0
+    assert "cinn-py: symbolic kernels: 1 of 1 take -1 dims as arguments (S0)\n" in err
     assert main(["run", str(DYNAMIC), "--target", "cuda-emu", "--verbose"]) == 0
     out_again, err = capsys.readouterr()
     assert out_again == out and _compiles_line(err) == (1, 1, 0, 0, 0, 0, 1)
@@ -251,6 +253,7 @@ def test_run_verbose_counts_a_program_cache_load(capsys, program_cache_on, no_bo
     _, err = capsys.readouterr()
     # a static program: compiled by `compile`, its run reuses it
     assert _compiles_line(err) == (1, 1, 0, 1, 0, 1, 0)
+    assert "symbolic kernels" not in err  # nothing to say without -1 dims
     assert main(["run", str(SOFTMAX), "--target", "cuda-emu", "-v"]) == 0
     _, err = capsys.readouterr()
     assert _compiles_line(err) == (1, 0, 1, 1, 0, 0, 1)
