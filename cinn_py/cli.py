@@ -281,9 +281,7 @@ def symbolic_summary(kernels: Sequence[Any]) -> str:
     taking = [k for k in kernels if any(a.startswith("=") for a in k.args)]
     dims = sorted({a[1:] for k in taking for a in k.args if a.startswith("=")})
     named = f" ({', '.join(dims)})" if dims else ""
-    return (
-        f"symbolic kernels: {len(taking)} of {len(kernels)} take -1 dims as arguments{named}"
-    )
+    return f"symbolic kernels: {len(taking)} of {len(kernels)} take -1 dims as arguments{named}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -248,8 +248,9 @@ class PIRCompiler:
             schedules, origins = schedule_once(
                 [k.lowered for k in result.fused],
                 [k.group.reduce_pattern for k in result.fused],  # RowPatterns
-                lambda func, pattern: tried.get(id(func))
-                or auto_schedule(func, target_info, pattern),
+                lambda func, pattern: (
+                    tried.get(id(func)) or auto_schedule(func, target_info, pattern)
+                ),
             )
             for kernel, scheduled in zip(result.fused, schedules, strict=True):
                 kernel.scheduled = scheduled

@@ -28,12 +28,15 @@ Two rules keep shared kernels valid across signatures:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cinn_py.errors import ShapeError
 from cinn_py.ir.evaluate import evaluate
-from cinn_py.ir.expr import Div, Expr, IntImm, Max, Min, Var
+from cinn_py.ir.expr import Add, Div, Expr, IntImm, Max, Min, Mul, Var
 from cinn_py.pir import dim_expr as d
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.shape_analysis import Kind, ShapeAnalysis
@@ -178,55 +181,47 @@ def _checks(dim: d.DimExpr, binding: Mapping[d.Sym, int], want: int) -> bool:
         return False
 
 
+def _fold(dim: d.DimExpr, leaf: Callable[[d.DimExpr], Any], node: Callable[..., Any]) -> Any:
+    """Bottom-up over a DimExpr: `leaf(dim)` for a constant or a symbol, else
+    `node(dim, children)` with the children folded first."""
+    if isinstance(dim, (d.Const, d.Sym)):
+        return leaf(dim)
+    return node(dim, [_fold(child, leaf, node) for child in d._children(dim)])
+
+
 def _resolve(dim: d.DimExpr) -> d.DimExpr:
     """`dim` with each `broadcast(a, b, ...)` replaced by its first operand: with no
     symbol of value 1 left, the operands are equal (the feeds were checked against the
     program's broadcast constraints)."""
-    if isinstance(dim, d.Broadcast):
-        return _resolve(dim.args[0])
-    if isinstance(dim, (d.Const, d.Sym)):
-        return dim
-    children = [_resolve(child) for child in d._children(dim)]
-    if isinstance(dim, d.Add):
-        return sum(children[1:], children[0])
-    if isinstance(dim, d.Mul):
-        out = children[0]
-        for child in children[1:]:
-            out = out * child
-        return out
-    if isinstance(dim, d.FloorDiv):
-        return children[0] // children[1]
-    if isinstance(dim, d.Max):
-        return d.dim_max(*children)
-    if isinstance(dim, d.Min):
-        return d.dim_min(*children)
-    return dim
+
+    def node(dim: d.DimExpr, kids: list[d.DimExpr]) -> d.DimExpr:
+        if isinstance(dim, d.Broadcast):
+            return kids[0]
+        if isinstance(dim, d.FloorDiv):
+            return kids[0] // kids[1]
+        if isinstance(dim, d.Max):
+            return d.dim_max(*kids)
+        if isinstance(dim, d.Min):
+            return d.dim_min(*kids)
+        combine = operator.add if isinstance(dim, d.Add) else operator.mul
+        return functools.reduce(combine, kids)
+
+    return _fold(dim, lambda leaf: leaf, node)
 
 
-def _convert(dim: d.DimExpr, var_of, dtype: DataType) -> Expr:
+def _convert(dim: d.DimExpr, var_of: Callable[[d.Sym], Var], dtype: DataType) -> Expr:
     """A DimExpr as an IR index expression (dims are never negative, so floor-div is
     C's division)."""
-    if isinstance(dim, d.Const):
-        return IntImm(dim.value, dtype)
-    if isinstance(dim, d.Sym):
-        return var_of(dim)
-    children = [_convert(child, var_of, dtype) for child in d._children(dim)]
-    if isinstance(dim, d.Add):
-        out = children[0]
-        for child in children[1:]:
-            out = out + child
-        return out
-    if isinstance(dim, d.Mul):
-        out = children[0]
-        for child in children[1:]:
-            out = out * child
-        return out
-    if isinstance(dim, d.FloorDiv):
-        return Div(children[0], children[1])
-    if isinstance(dim, (d.Max, d.Min)):
-        combine = Max if isinstance(dim, d.Max) else Min
-        out = children[0]
-        for child in children[1:]:
-            out = combine(out, child)
-        return out
-    raise ValueError(f"cannot lower the dim {dim}")
+
+    def leaf(dim: d.DimExpr) -> Expr:
+        return IntImm(dim.value, dtype) if isinstance(dim, d.Const) else var_of(dim)
+
+    def node(dim: d.DimExpr, kids: list[Expr]) -> Expr:
+        if isinstance(dim, d.FloorDiv):
+            return Div(kids[0], kids[1])
+        combine = {d.Add: Add, d.Mul: Mul, d.Max: Max, d.Min: Min}.get(type(dim))
+        if combine is None:
+            raise ValueError(f"cannot lower the dim {dim}")
+        return functools.reduce(combine, kids)
+
+    return _fold(dim, leaf, node)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 import weakref
 from pathlib import Path
 
@@ -18,35 +19,13 @@ from cinn_py.driver import compile_stats, program_cache
 from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.compiled import CompiledProgram
 from cinn_py.errors import CinnError
-from cinn_py.pir.parser import parse_program
 
 ROOT = Path(__file__).resolve().parents[2]
 DYNAMIC = ROOT / "kernels_tests" / "fixtures" / "programs" / "dynamic_batch" / "program.pir"
 SOFTMAX = ROOT / "examples" / "softmax_by_hand.pir"
 
-TEXT = """{
-    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,6],stop_gradient:[true]} : () -> tensor<-1x6xf32>
-    (%1) = "builtin.parameter" () {parameter_name:"w",stop_gradient:[false]} : () -> tensor<6xf32>
-    (%2) = "pd_op.relu" (%0) {stop_gradient:[true]} : (tensor<-1x6xf32>) -> tensor<-1x6xf32>
-    (%3) = "pd_op.multiply" (%2, %1) {stop_gradient:[true]} : (tensor<-1x6xf32>, tensor<6xf32>) -> tensor<-1x6xf32>
-    (%4) = "pd_op.tanh" (%3) {stop_gradient:[true]} : (tensor<-1x6xf32>) -> tensor<-1x6xf32>
-}
-"""
-W = np.linspace(-1, 1, 6, dtype=np.float32)
-
-
-def program(dynamic: bool = True):
-    prog = parse_program(TEXT if dynamic else TEXT.replace("-1", "5"))
-    prog.parameters["w"] = W
-    return prog
-
-
-def x_of(rows: int) -> np.ndarray:
-    return np.random.default_rng(rows).standard_normal((rows, 6)).astype(np.float32)
-
-
-def expected(x: np.ndarray) -> np.ndarray:
-    return np.tanh(np.maximum(x, 0) * W)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_api import expected, program, x_of  # noqa: E402  (the same -1 program)
 
 
 def run_rows(exe: cinn_py.Executable, rows: int) -> None:
