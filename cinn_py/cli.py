@@ -31,7 +31,8 @@ self-contained `<group>.cu` per fused group instead, header included.
 `--explain` adds, after it, why each pair of groups linked by a value was not merged;
 `--symbolic` prints before it the symbolic shape analysis (`pir/shape_analysis.py`):
 each -1 dim's symbol and where it comes from, the symbolic shapes of the feeds, outputs
-and -1-dim values, and the constraints between them.
+and -1-dim values, and the constraints between them; and after it, per fused group,
+the dims its kernel takes as arguments (symbolic kernels) or why it has none.
 
 `perf` compiles every kernel for the GPU with NVRTC (no GPU needed), reads registers,
 spills and shared memory from ptxas and the instructions from cuobjdump's SASS, and
@@ -83,6 +84,8 @@ from cinn_py.driver.pir_compiler import PIRCompiler, Stages, group_source
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
+from cinn_py.hlir.op_lowering.lower import symbolic_blocker
+from cinn_py.ir.expr import Var
 from cinn_py.ir.printer import print_ir
 from cinn_py.perf import report as perf_report
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
@@ -425,17 +428,42 @@ def _cmd_groups(args: argparse.Namespace) -> int:
     compiler = PIRCompiler(
         program, api.default_target(), feed_shapes=_feed_shapes(program, args.shape)
     )
-    stages = compiler.stages(until="grouping")
+    kernels = args.symbolic and has_dynamic_dims(program)
+    stages = compiler.stages(until="scheduled" if kernels else "grouping")
     grouped = groups_to_program(stages.program, stages.groups)
     text = print_program(grouped)
     if args.dot:
         with open(args.dot, "w", encoding="utf-8") as f:
             f.write(groups_to_dot(grouped))
     sys.stdout.write(text)
+    if kernels:
+        sys.stdout.write("\n" + symbolic_kernels_text(stages, compiler))
     if args.explain:
         sys.stdout.write("\n" + explanations_text(stages.explanations, stages.names))
     _note_renumbered(program, stages)
     return 0
+
+
+def symbolic_kernels_text(stages: Stages, compiler: PIRCompiler) -> str:
+    """Per fused group of a -1 program: the dims its kernel takes as arguments (shared
+    by every feed shape of its bucket), or why it is compiled with numbers."""
+    lines = ["symbolic kernels:"]
+    for kernel in stages.fused:
+        func = kernel.scheduled.func
+        dims = [arg.name for arg in func.args if isinstance(arg.value, Var)]
+        head = f"  {kernel.group.name} ({kernel.scheduled.tactic}): "
+        if dims:
+            lines.append(head + "takes " + ", ".join(dims))
+            continue
+        why = None
+        if compiler.symbolic_dims is not None:
+            why = symbolic_blocker(kernel.group, compiler.symbolic_dims)
+        if why is None:
+            why = "its tactic or codegen took it only with numbers"
+            if not compiler.symbolic:
+                why = "CINN_PY_SPECIALIZE is set"
+        lines.append(head + "static: " + why)
+    return "\n".join(lines) + "\n"
 
 
 def _cmd_ir(args: argparse.Namespace) -> int:

@@ -245,8 +245,17 @@ def test_groups_symbolic_prints_symbols_shapes_and_constraints(capsys):
     assert "constraints:" in lines
     assert "  S1 == S3 or one of them is 1  [pd_op.add (%18): broadcast at axis 2]" in lines
     assert '"cinn_op.group"' in groups
+    # after the groups: which kernels take which dims (the attention softmax's row
+    # reads the mask's dims too)
+    assert groups.endswith(
+        "symbolic kernels:\n"
+        "  group_0 (flat): takes S0, S1\n"
+        "  group_2 (row): takes S0, S1, S2, S3, S4\n"
+        "  group_4 (flat): takes S0, S1\n"
+    )
     assert main(["groups", str(ATTENTION)]) == 0
-    assert "symbols:" not in capsys.readouterr().out
+    plain = capsys.readouterr().out
+    assert "symbols:" not in plain and "symbolic kernels" not in plain
 
 
 def test_a_static_program_has_no_symbols():
