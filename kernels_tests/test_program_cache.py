@@ -546,3 +546,20 @@ def test_a_split_program_is_stored_as_its_units_and_reloads_them_from_the_kernel
     module = again.kernels[0].module
     assert isinstance(module, ModuleSet) and len(module.modules) == 3
     check_against_reference(program, again)
+
+
+def test_the_key_says_whether_dims_are_kernel_arguments(monkeypatch):
+    """A program compiled with symbolic kernels and one compiled with CINN_PY_SPECIALIZE=1
+    are different programs: neither is loaded for the other."""
+    program = cinn_py.load(
+        Path(__file__).parent / "fixtures" / "programs" / "dynamic_batch" / "program.pir"
+    )
+    monkeypatch.delenv("CINN_PY_SPECIALIZE", raising=False)
+    symbolic = program_cache.program_key(
+        PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 6)})
+    )
+    monkeypatch.setenv("CINN_PY_SPECIALIZE", "1")
+    specialized = program_cache.program_key(
+        PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 6)})
+    )
+    assert symbolic != specialized

@@ -18,7 +18,7 @@ one runs no code it holds):
                   printed beside it), the feeds', the parameters', each value's storage
     memory        the memory plan (checked again by `check_plan` on load)
     instructions  kernels (name, grid, block, shared memory, argument variables,
-                  outputs, workspaces, in-place pairs) and library ops (the op's position
+                  outputs, workspaces, in-place pairs, symbolic dims' values) and library ops (the op's position
                   and its operands' and results' storage; the call is planned again by
                   `Target.plan_library_op`, so `CINN_PY_ALLOW_TF32` and the device
                   table are read at load, as in a compile)
@@ -32,7 +32,8 @@ The key (`program_key`) is a SHA-256 over explicit parts: the entry format, cinn
 version and a digest of its own source files (a changed pass or schedule never meets an
 old entry), the target and its `TargetInfo` (arch, SM count: the schedule depends on
 them), the arch asked for, the program's printed text, its pinned outputs and renumbered
-values, the feed shapes and the values of the feeds compiled in as constants.
+values, the feed shapes, the values of the feeds compiled in as constants, and whether
+-1 dims become kernel arguments (`CINN_PY_SPECIALIZE`).
 
 Entries live in `<cache folder>/program/<key>.json` (the kernel cache's folder, one
 rule: `backends.cache.cache_dir`), sealed and written atomically as the kernel cache's
@@ -206,7 +207,7 @@ def program_key(compiler: PIRCompiler) -> str:
         compiler.arch or "",
         print_program(program),
         json.dumps({"outputs": outputs, "renumbered": renumbered}),
-        json.dumps({"shapes": shapes, "values": fed}),
+        json.dumps({"shapes": shapes, "values": fed, "symbolic": compiler.symbolic}),
     )
 
 
