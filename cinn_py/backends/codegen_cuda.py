@@ -709,7 +709,7 @@ class _LaunchDims(Visitor):
 
 
 def _render_kernel(
-    func: s.LoweredFunc, name: str, reserved: set[str]
+    func: s.LoweredFunc, name: str, reserved: set[str], prove_in_place: bool = True
 ) -> tuple[str, KernelInfo, set[DataType]]:
     """The kernel's text, its launch, and the dtypes it uses."""
     found = _LaunchDims(func)
@@ -731,7 +731,7 @@ def _render_kernel(
             )
     names = CNames(reserved)
     renderer = CudaRenderer(func, names, dims)
-    in_place = tuple(in_place_pairs(func))
+    in_place = tuple(in_place_pairs(func)) if prove_in_place else ()
     aliased = {name for pair in in_place for name in pair}
     params = []
     for arg in func.args:
@@ -774,17 +774,22 @@ def _render_kernel(
     return text, KernelInfo(name, grid, block, 0, tuple(func.args), in_place), found.dtypes
 
 
-def generate_cuda(funcs: Sequence[s.LoweredFunc], unit_size: int | None = None) -> CudaSource:
+def generate_cuda(
+    funcs: Sequence[s.LoweredFunc], unit_size: int | None = None, *, prove_in_place: bool = True
+) -> CudaSource:
     """One CUDA source holding a kernel per function, and how to launch each.
 
     Kernel names are the functions' names, sanitized and made unique in the source.
     With `unit_size` and more functions than that, `units` holds the same kernels (each
     rendered once) split in order into self-contained sources of at most `unit_size`
-    kernels, which compile independently."""
+    kernels, which compile independently. `prove_in_place=False` skips the in-place
+    proof (`ir.in_place`; every parameter `__restrict__`): a render that only checks
+    that the functions render."""
     reserved = set(CudaRenderer.reserved)
     kernel_names = [c_identifier(func.name, reserved) for func in funcs]
     rendered = [
-        _render_kernel(func, name, reserved) for func, name in zip(funcs, kernel_names, strict=True)
+        _render_kernel(func, name, reserved, prove_in_place)
+        for func, name in zip(funcs, kernel_names, strict=True)
     ]
     units: tuple[CudaSource, ...] = ()
     if unit_size is not None and len(rendered) > unit_size:

@@ -43,7 +43,7 @@ from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.isl_domain import IndexDomain
-from cinn_py.ir.schedule.analysis import storage_name, substitute, substitute_stmt
+from cinn_py.ir.schedule.analysis import storage_name, substitute
 from cinn_py.ir.visitor import children, structural_key
 from cinn_py.pir.dtypes import DataType
 
@@ -78,16 +78,25 @@ class _Accesses:
     """Every Load and Store of a function with its context, and the buffers some other
     node names (a semaphore, an Alloc): those are never paired."""
 
-    def __init__(self, func: s.LoweredFunc) -> None:
+    def __init__(self, func: s.LoweredFunc, pin: dict[str, e.Expr] | None = None) -> None:
         self.accesses: list[_Access] = []
         self.other: set[str] = set()
         self._ticks = count()
-        self._visit(func.body, _Context())
+        self._pin = pin or {}
+        # Pinned dims resolve like bound iter vars: every index and guard gets them, and
+        # loop extents are pinned as they are met.
+        self._visit(func.body, _Context(bindings=tuple((pin or {}).items())))
 
     def _visit(self, node: e.IrNode, at: _Context) -> None:
         if isinstance(node, s.For):
             self._visit_all((node.min, node.extent), at)
-            loops = (*at.loops, (next(self._ticks), node))
+            loop = node
+            if self._pin and not isinstance(node.extent, e.IntImm):  # a symbolic extent
+                extent = substitute(node.extent, self._pin)
+                loop = s.For(
+                    node.loop_var, node.min, extent, node.for_type, node.body, node.bind_info
+                )
+            loops = (*at.loops, (next(self._ticks), loop))
             self._visit(node.body, _Context(loops, at.guards, at.bindings))
         elif isinstance(node, s.IfThenElse):
             self._visit(node.condition, at)
@@ -138,11 +147,7 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
     if not inputs or not outputs:
         return []
     pin = _pinned_dims(func)
-    if pin:
-        func = s.LoweredFunc(
-            func.name, func.args, substitute_stmt(func.body, pin), func.temp_buffers
-        )
-    found = _Accesses(func)
+    found = _Accesses(func, pin)
     by_buffer: dict[str, list[_Access]] = {}
     for access in found.accesses:
         by_buffer.setdefault(access.buffer, []).append(access)
