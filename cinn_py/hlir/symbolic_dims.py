@@ -46,11 +46,13 @@ from cinn_py.pir.value import Value
 Dim = int | Expr
 """A lowered dim: a number, or an index expression over the symbols' Vars."""
 
-REDUCE_BUCKETS = (128, 1024, 8192)
+REDUCE_BUCKETS = (128, 1024, 8192, *(2**k for k in range(14, 21)))
 """A reduction over a symbolic dim (softmax over a sequence) iterates to the bound of
-the dim's bucket, [2, 128), [128, 1024) or [1024, 8192), with the steps past the dim
-masked off: a static extent the row schedule can factor into threads, the same for
-every length in the bucket. A longer dim is compiled per shape."""
+the dim's bucket, [2, 128), [128, 1024), [1024, 8192), then powers of two up to 2**20
+(long contexts: at most twice the steps the dim has, the extra ones masked and loading
+nothing), with the steps past the dim masked off: a static extent the row schedule can
+factor into threads, the same for every length in the bucket. A longer dim is compiled
+per shape."""
 
 SYMBOL_LOWER_BOUND = 1
 """Every symbol a kernel reads is at least 1 (a symbol that may broadcast is at least 2:

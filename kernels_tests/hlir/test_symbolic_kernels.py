@@ -15,6 +15,7 @@ import pytest
 import cinn_py
 from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import ScheduleError, ShapeError
+from cinn_py.ir.expr import Var
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
 from cinn_py.pir.dtypes import DataType
@@ -189,7 +190,9 @@ def test_row_reduction_over_symbolic_rows_is_one_kernel(cache, cols):
         np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("cols", [1, 3, 7, 33, 100, 127, 128, 129, 511, 1000, 1023, 1024, 3000])
+@pytest.mark.parametrize(
+    "cols", [1, 3, 7, 33, 100, 127, 128, 129, 511, 1000, 1023, 1024, 3000, 8192, 9000]
+)
 def test_softmax_over_a_symbolic_row_matches_numpy(cache, cols):
     exe = cinn_py.compile(parse_program(SOFTMAX), "cuda-emu")
     x = np.random.default_rng(cols).standard_normal((7, cols), dtype=np.float32) * 4
@@ -204,19 +207,24 @@ def test_softmax_rows_share_a_kernel_per_bucket(cache):
 
     small = {kernels(c) for c in (2, 7, 100, 127)}
     middle = {kernels(c) for c in (128, 511, 1000)}
-    assert len(small) == 1 and len(middle) == 1 and small != middle
+    long = {kernels(c) for c in (9000, 16000)}  # [8192, 16384)
+    assert len(small) == len(middle) == len(long) == 1
+    assert len(small | middle | long) == 3
     assert "v_S1" in next(iter(small))
-    assert "v_S1" not in kernels(9000)  # past the largest bucket: compiled per length
+    assert kernels(2**20 + 1) not in small | middle | long  # past the largest bucket
 
 
 def test_reduction_past_the_largest_bucket_falls_back_to_static_dims(cache):
     program = parse_program(SOFTMAX)
-    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 9000)})
+    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 2**20 + 1)})
     stages = compiler.stages(until="scheduled")
-    assert all(not k.lowered.args[-1].name.startswith("S") for k in stages.fused)
+    reductions = [k for k in stages.fused if k.group.reduce_pattern is not None]
+    assert reductions and all(
+        not any(isinstance(arg.value, Var) for arg in k.lowered.args) for k in reductions
+    )
     dims = compiler.symbolic_dims
-    (long,) = [symbol for symbol, value in dims.binding.items() if value == 9000]
-    with pytest.raises(ShapeError, match=r"longer than the largest bucket \(8192\)"):
+    (long,) = [symbol for symbol, value in dims.binding.items() if value == 2**20 + 1]
+    with pytest.raises(ShapeError, match=r"longer than the largest bucket \(1048576\)"):
         dims.reduce_bound(dims.var(long, DataType.INT32))
 
 
