@@ -88,6 +88,18 @@ SOFTMAX = """\
 """
 
 
+# Mean pooling over a symbolic sequence: a column reduction (the kept hidden dim is
+# innermost), the reduced dim symbolic, the kept rows B * 64.
+MEAN_POOL = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1,64],stop_gradient:[true]} : () -> tensor<-1x-1x64xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%2) = "pd_op.mean" (%0, %1) {keepdim:false,stop_gradient:[true]} : (tensor<-1x-1x64xf32>, tensor<1xi64>) -> tensor<-1x64xf32>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x64xf32>) ->
+}
+"""
+
+
 def rotate_half_reference(x: np.ndarray, c: np.ndarray) -> np.ndarray:
     b, s, _ = x.shape
     q = x.reshape(b, s, 2, 8)
@@ -268,3 +280,37 @@ def test_split_of_a_symbolic_multiple_is_exact_and_unguarded(cache):
     assert "if (" not in print_ir(sch.func)
     sch.split(outer, [-1, 256])  # S0 * 4 by 256: not a multiple for every S0
     assert "if (" in print_ir(sch.func)
+
+
+@pytest.mark.parametrize(("batch", "seq"), [(1, 1), (3, 7), (2, 33), (7, 129), (3, 300), (2, 1000)])
+def test_mean_pooling_over_a_symbolic_sequence_matches_numpy(cache, batch, seq):
+    exe = cinn_py.compile(parse_program(MEAN_POOL), "cuda-emu")
+    x = np.random.default_rng(batch * seq).standard_normal((batch, seq, 64), dtype=np.float32)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
+
+
+def test_column_reduction_is_one_kernel_per_bucket(cache):
+    """The column tactic over symbolic outputs (B * 64, exact in 32-lane groups) and a
+    symbolic reduced dim: threads along y from the bucket, not from the row count."""
+    program = parse_program(MEAN_POOL)
+    tactics = set()
+    sources = set()
+    for batch, seq in [(2, 200), (7, 300), (3, 1000)]:
+        stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (batch, seq, 64)}).stages()
+        tactics |= {k.scheduled.tactic for k in stages.fused}
+        sources.add(stages.source.source)
+    assert tactics == {"column"} and len(sources) == 1
+    assert "v_S1" in next(iter(sources))
+
+
+def test_column_outputs_not_a_multiple_of_32_fall_back_to_numbers(cache):
+    """B * 40 outputs in 32-lane groups: the last group's lanes past the end would have
+    to skip the combine's barriers, so the group is compiled with numbers: still right."""
+    text = MEAN_POOL.replace("x64x", "x40x").replace(",64]", ",40]").replace("x64xf32", "x40xf32")
+    exe = cinn_py.compile(parse_program(text), "cuda-emu")
+    for batch, seq in [(3, 300), (5, 301)]:
+        x = np.random.default_rng(seq).standard_normal((batch, seq, 40), dtype=np.float32)
+        (got,) = exe.run({"x": x}).values()
+        np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
+        assert "=S" not in " ".join(exe.kernels[0].args)

@@ -76,6 +76,7 @@ import enum
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
@@ -88,6 +89,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     ELEMENTS_PER_THREAD,
     find_reduces,
     fuse_sibling_reductions,
+    symbolic_cols_bound,
     write_row_outputs,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
@@ -108,13 +110,18 @@ class ColumnLaunch(LaunchConfig):
     threads_y: int
 
 
-def column_threads(pattern: RowPattern, target: TargetInfo) -> int:
+def column_threads(pattern: RowPattern, target: TargetInfo, bound: int | None = None) -> int:
     """TY: threads per output along threadIdx.y, a power of two; 1 when a second thread
-    dimension does not pay (the flat schedule then stays)."""
+    dimension does not pay (the flat schedule then stays). With `bound` (the reduced
+    dims are symbolic: the bound of their bucket, `symbolic_cols_bound`), TY is the
+    bucket's: by the block limit and the bound's work alone, not by the row count, so
+    every shape of the bucket gets one kernel."""
+    by_block = _floor_pow2(target.max_threads_per_block // LANES)
+    if bound is not None:
+        return max(1, min(by_block, _floor_pow2(bound // ELEMENTS_PER_THREAD)))
     blocks = -(-pattern.rows // LANES)
     want = target.max_blocks * PREFERRED_THREADS
     threads = 1 << (-(-want // (blocks * LANES)) - 1).bit_length()
-    by_block = _floor_pow2(target.max_threads_per_block // LANES)
     by_work = _floor_pow2(pattern.cols // ELEMENTS_PER_THREAD)
     return max(1, min(threads, by_block, by_work))
 
@@ -135,7 +142,8 @@ def schedule_columns(
     takes); the caller finishes (clamps, guards) and traces."""
     sch = IRSchedule(func)
     blocks = -(-pattern.rows // LANES)
-    threads_y = column_threads(pattern, target)
+    bound = symbolic_cols_bound(func, pattern)
+    threads_y = column_threads(pattern, target, bound)
     write_row_outputs(sch, pattern)
     temps = {b.name for b in sch.func.temp_buffers}
     outputs = {a.name for a in sch.func.args if a.io is ArgIO.OUTPUT}
@@ -192,7 +200,13 @@ def _bind_outputs(
     output every y thread of the lane would store, the same value), a unit loop on
     threadIdx.y inside: thread (x, 0) stores it."""
     outputs = fuse_all(sch, loops)
-    group, lane, *unit = sch.split(outputs, [blocks, LANES, 1] if lane_zero else [blocks, LANES])
+    if not isinstance(sch.get(outputs).extent, IntImm):
+        # symbolic outputs: exact where 32 divides their constant factor (`B * 64`);
+        # otherwise the split's guard would keep lanes from the combine's barriers, and
+        # codegen refuses the function (it is then compiled with numbers)
+        blocks = -1
+    factors = [blocks, LANES, 1] if lane_zero else [blocks, LANES]
+    group, lane, *unit = sch.split(outputs, factors)
     sch.bind(group, BLOCK_AXIS)
     sch.bind(lane, THREAD_AXIS)
     for loop in unit:
@@ -209,7 +223,10 @@ def _schedule_full(
     kept, reduced = kept_then_reduced(sch, block, pattern)
     _bind_outputs(sch, kept, blocks)
     steps = -(-pattern.cols // threads_y)
-    _, lane = sch.split(fuse_all(sch, reduced), [steps, threads_y])
+    column = fuse_all(sch, reduced)
+    if not isinstance(sch.get(column).extent, IntImm):
+        steps = -1  # a symbolic column: ceil(rows / TY) steps, the last guarded
+    _, lane = sch.split(column, [steps, threads_y])
     sch.bind(lane, Y_AXIS)
 
 
