@@ -46,3 +46,8 @@ def concrete(extent: Expr) -> int | None:
         return int(evaluate(extent, values))
     except (KeyError, TypeError):
         return None
+
+
+def current() -> Mapping[str, int] | None:
+    """The bound dims (name -> value), None outside `bound_dims`."""
+    return _VALUES.get()

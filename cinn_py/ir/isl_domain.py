@@ -21,8 +21,10 @@ from collections.abc import Iterable, Sequence
 
 import islpy as isl
 
+from cinn_py.ir import dim_values
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.visitor import children
 
 _CMP_SETS = {
@@ -59,6 +61,11 @@ class IndexDomain:
             [x for loop in loop_list for x in (loop.min, loop.extent)] + [*guards, *exprs],
             set(innermost),
         )
+        self._pinned = dim_values.current() or {}
+        """A symbolic kernel's dims at the signature being compiled (`ir.dim_values`):
+        constants here, so `i * S1` and `x / (S1 * 8)` are affine. What is proven then
+        holds for that signature, which is the one the kernel is compiled for."""
+        free = [v for v in free if v.name not in self._pinned]
         names = [loop.loop_var.name for loop in loop_list] + [v.name for v in free]
         space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=names)
         self._space = space
@@ -93,6 +100,8 @@ class IndexDomain:
         """`x` as a piecewise quasi-affine function of the domain's dimensions."""
         if isinstance(x, e.IntImm):
             return self._const(x.value)
+        if isinstance(x, e.Var) and x.name in self._pinned:
+            return self._const(self._pinned[x.name])
         if isinstance(x, e.Var) and x.dtype.is_integer:
             dim = self._dims.get(x.name)
             if dim is None:
@@ -110,15 +119,32 @@ class IndexDomain:
                 return a - b
             return a.min(b) if isinstance(x, e.Min) else a.max(b)
         if isinstance(x, e.Mul) and x.dtype.is_integer:
-            if not (isinstance(x.a, e.IntImm) or isinstance(x.b, e.IntImm)):
+            if self._constant(x.a) is None and self._constant(x.b) is None:
                 raise NotAffine(f"product of two non-constants {x!r}")
             return self.affine(x.a) * self.affine(x.b)
         if isinstance(x, (e.Div, e.Mod)) and x.dtype.is_integer:
-            if not isinstance(x.b, e.IntImm) or x.b.value <= 0:
+            divisor = self._constant(x.b)
+            if divisor is None or divisor <= 0:
                 raise NotAffine(f"division by a non-positive or non-constant {x.b!r}")
-            a, b = self.affine(x.a), self._const(x.b.value)
+            a, b = self.affine(x.a), self._const(divisor)
             return a.tdiv_q(b) if isinstance(x, e.Div) else a.tdiv_r(b)
         raise NotAffine(f"{type(x).__name__} {x!r}")
+
+    def _constant(self, x: e.Expr) -> int | None:
+        """`x`'s value where it is a constant (an IntImm, or arithmetic over pinned
+        dims), else None."""
+        if isinstance(x, e.IntImm):
+            return x.value
+        if not self._pinned:
+            return None
+        names = {v.name for v in _free_vars([x], set())}
+        if not names or not names <= set(self._pinned):
+            return None
+        try:
+            value = evaluate(x, self._pinned)
+        except (KeyError, TypeError, ZeroDivisionError):
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def _condition(self, c: e.Expr) -> isl.Set:
         if isinstance(c, e.UIntImm):

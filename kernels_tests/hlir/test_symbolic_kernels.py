@@ -100,6 +100,16 @@ MEAN_POOL = """\
 """
 
 
+# Attention's softmax: rows B * 8 heads * S, rows of length S (symbols S0, S1, S2).
+ATTENTION_SOFTMAX = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,8,-1,-1],stop_gradient:[true]} : () -> tensor<-1x8x-1x-1xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x8x-1x-1xf32>) -> tensor<-1x8x-1x-1xf32>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x8x-1x-1xf32>) ->
+}
+"""
+
+
 def rotate_half_reference(x: np.ndarray, c: np.ndarray) -> np.ndarray:
     b, s, _ = x.shape
     q = x.reshape(b, s, 2, 8)
@@ -314,3 +324,26 @@ def test_column_outputs_not_a_multiple_of_32_fall_back_to_numbers(cache):
         (got,) = exe.run({"x": x}).values()
         np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
         assert "=S" not in " ".join(exe.kernels[0].args)
+
+
+@pytest.mark.parametrize(("batch", "seq"), [(1, 1), (2, 7), (3, 8), (3, 33), (1, 129), (2, 300)])
+def test_attention_softmax_with_rows_of_8_heads_matches_numpy(cache, batch, seq):
+    exe = cinn_py.compile(parse_program(ATTENTION_SOFTMAX), "cuda-emu")
+    x = np.random.default_rng(seq).standard_normal((batch, 8, seq, seq), dtype=np.float32) * 4
+    (got,) = exe.run({"x": x}).values()
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_short_symbolic_rows_take_8_rows_a_block_where_8_divides_them(cache):
+    """Rows B * 8 * S: 8 warps a block split the rows exactly for every B and S, so short
+    rows keep the static schedule's 256-thread blocks, symbolic."""
+    program = parse_program(ATTENTION_SOFTMAX)
+    sources = set()
+    for batch, seq in [(2, 7), (3, 33), (5, 100)]:
+        stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (batch, 8, seq, seq)}).stages()
+        sources.add(stages.source.source)
+    (source,) = sources
+    assert "const int v_S0, const int v_S1, const int v_S2" in source
+    assert "threadIdx.y" in source  # a warp a row, 8 rows a block
+    assert "__launch_bounds__(256)" in source

@@ -82,6 +82,7 @@ from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
 from cinn_py.ir.schedule.analysis import readers, single_store, storage_name
 from cinn_py.ir.schedule.cache_read import cache_problem
+from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.schedule.reduction_fusion import fusion_problem
 from cinn_py.ir.stmt import ArgIO, LoweredFunc
 from cinn_py.ir.visitor import Visitor
@@ -162,6 +163,20 @@ def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
     return bound
 
 
+def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
+    """The constant factor of the rows of a symbolic function (`static_factor` of the
+    product of a full-shaped argument's kept dims): 32 for `S0 * 32 * S1`; 1 where no
+    argument is full-shaped."""
+    for arg in func.args:
+        value = arg.value
+        if isinstance(value, Buffer) and _static_shape(value) == pattern.shape:
+            factor = 1
+            for d in pattern.kept:
+                factor *= static_factor(value.shape[d])
+            return factor
+    return 1
+
+
 def _symbolic(func: LoweredFunc) -> bool:
     """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
     return any(isinstance(arg.value, Var) for arg in func.args)
@@ -184,10 +199,12 @@ def schedule_rows(
     else:  # a symbolic row length: threads for its bucket, scalar accesses
         lanes, threads = 1, threads_for(bound, target)
     per_block = rows_per_block(pattern, threads, target)
-    if _symbolic(func):
+    if _symbolic(func) and rows_factor(func, pattern) % per_block:
         # One row a block: the rows of a block past the last row would need their
         # combine's element clamped to `rows - 1`, which `finish` does for constant
         # row counts only; with one row a block the grid is the row count, exactly.
+        # Where the rows' constant factor is a multiple of R (B * 32 heads * S rows),
+        # R rows a block split exactly for every value, and no row is past the end.
         per_block = 1
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
