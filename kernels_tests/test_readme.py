@@ -27,6 +27,9 @@ def test_readme_python_examples_run(monkeypatch):
     assert namespace["outs"]["%5"].shape == (256, 1000)
     assert namespace["exe"].target in ("cuda", "cuda-emu")
     assert "__global__" in namespace["exe"].cuda_source
+    stats = namespace["layer"].compile_stats  # the symbolic kernels example
+    assert stats.kernel_units_compiled + stats.kernel_units_cached == 4
+    assert stats.kernel_units_compiled <= 2  # 0 where an earlier run compiled them
 
 
 def test_ci_runs_the_readmes_test_command():
