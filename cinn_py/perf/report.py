@@ -33,6 +33,7 @@ from cinn_py.backends.codegen_cuda import KernelInfo
 from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import CinnError
 from cinn_py.hlir.group import GroupKind
+from cinn_py.hlir.symbolic_dims import SymbolicDims
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.perf.binaries import disassemble
@@ -125,21 +126,43 @@ def perf_report(
     cubin, log = nvrtc.compile_verbose(stages.source.source, arch, name="perf_report.cu")
     resources = parse_ptxas_log(log)
     functions = parse_sass(disassemble(cubin))
+    dims = compiler.symbolic_dims
     for kernel, info in zip(stages.distinct, stages.source.kernels, strict=True):
         if info.name not in functions or info.name not in resources:
             raise CinnError(f"{info.name}: not in the CUBIN's SASS or ptxas's report")
         launches = [k.group.name for k in stages.fused if k.kernel is kernel]
         report.kernels.append(
-            _kernel_report(info, launches, resources[info.name], functions[info.name], spec)
+            _kernel_report(
+                _at_signature(info, dims),
+                launches,
+                resources[info.name],
+                functions[info.name],
+                spec,
+                dims,
+            )
         )
     return report
 
 
+def _at_signature(info: KernelInfo, dims: SymbolicDims | None) -> KernelInfo:
+    """A symbolic kernel's launch at the feed shapes the report is for: its grid's
+    expressions (over the kernel's dim arguments) evaluated."""
+    if dims is None or all(isinstance(d, int) for d in info.grid):
+        return info
+    grid = tuple(d if isinstance(d, int) else dims.evaluate(d) for d in info.grid)
+    return dataclasses.replace(info, grid=grid)
+
+
 def _kernel_report(
-    info: KernelInfo, groups: list[str], resources: Resources, function: Any, spec: GpuSpec
+    info: KernelInfo,
+    groups: list[str],
+    resources: Resources,
+    function: Any,
+    spec: GpuSpec,
+    dims: SymbolicDims | None = None,
 ) -> KernelReport:
     threads = math.prod(info.grid) * math.prod(info.block)
-    read, written = _argument_bytes(info.args)
+    read, written = _argument_bytes(info.args, dims)
     sass = analyze(function, load_bytes_per_thread=read / threads if threads else None)
     requested = (sass.load_bytes + sass.store_bytes) * threads + _lane_zero_bytes(
         sass, info.grid, info.block
@@ -182,13 +205,22 @@ def _lane_zero_bytes(
     return sum(sass.lane_store_bytes(axis) * (threads // block[k]) for k, axis in enumerate("xyz"))
 
 
-def _argument_bytes(args: Sequence[s.Argument]) -> tuple[int, int]:
-    """Bytes the kernel's buffer arguments hold: (read, written). A workspace is both."""
+def _argument_bytes(
+    args: Sequence[s.Argument], dims: SymbolicDims | None = None
+) -> tuple[int, int]:
+    """Bytes the kernel's buffer arguments hold: (read, written), symbolic dims at the
+    report's feed shapes. A workspace is both."""
     read = written = 0
     for arg in args:
         if not isinstance(arg.value, e.Buffer):
             continue
-        nbytes = math.prod(static_shape(arg.value)) * arg.value.dtype.itemsize
+        if dims is not None and not all(isinstance(d, e.IntImm) for d in arg.value.shape):
+            shape = [
+                d.value if isinstance(d, e.IntImm) else dims.evaluate(d) for d in arg.value.shape
+            ]
+        else:
+            shape = list(static_shape(arg.value))
+        nbytes = math.prod(shape) * arg.value.dtype.itemsize
         if arg.io is not s.ArgIO.OUTPUT:
             read += nbytes
         if arg.io is not s.ArgIO.INPUT:

@@ -77,6 +77,26 @@ def test_cli_perf_prints_the_table_and_json(capsys):
     assert kernel["loads"] == {"16": 1} and kernel["stores"] == {"16": 1}
 
 
+@needs_tools
+def test_perf_of_a_symbolic_kernel_reads_it_at_the_given_shape(capsys, tmp_path):
+    """A -1 program's kernels take their dims as arguments: the report counts bytes and
+    the grid at the feed shapes given (`--shape`)."""
+    path = tmp_path / "softmax_rows.pir"
+    path.write_text(
+        "{\n"
+        '    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),'
+        "shape:[-1,1000],stop_gradient:[true]} : () -> tensor<-1x1000xf32>\n"
+        '    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : '
+        "(tensor<-1x1000xf32>) -> tensor<-1x1000xf32>\n"
+        "}\n"
+    )
+    assert main(["perf", str(path), "--shape", "x=64x1000", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (kernel,) = data["kernels"]
+    assert kernel["grid"][0] == 64  # one block a row, the grid from S0 = 64
+    assert data["over_minimum"] == 1.0  # 64 x 1000 floats in and out, counted at S0 = 64
+
+
 def test_cli_perf_on_a_malformed_program_is_one_message(capsys, tmp_path):
     path = tmp_path / "bad.pir"
     path.write_text('{\n    (%0) = "pd_op.data" () {name:"x"} : () -> tensor<2xq9>\n}\n')
