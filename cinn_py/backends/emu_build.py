@@ -195,7 +195,14 @@ def module_kind(options: EmuOptions) -> tuple[str, str]:
 
 def module_key(kind: str, text: str, flags: list[str]) -> str:
     """The cache key of the module of `kind` g++ builds from the prepared `text`."""
-    return cache.cache_key(kind, gxx_version(), "\0".join(flags), headers_digest(), text)
+    return cache.cache_key(kind, gxx_version(), _key_flags(flags), headers_digest(), text)
+
+
+def _key_flags(flags: list[str]) -> str:
+    """The flags as a key part, with the headers' folder (this checkout's path) named,
+    not spelled: `headers_digest` covers what the headers hold, and a clone of the same
+    source in another folder then finds the kernels another one built."""
+    return "\0".join(flags).replace(str(INCLUDE_DIR), "<emu_include>")
 
 
 def build(text: str, options: EmuOptions, *, source: str) -> ModuleImage:
@@ -409,7 +416,7 @@ def precompiled_header(flags: list[str]) -> PrecompiledHeader | None:
     processes: a concurrent builder's sealed file is as good as ours); None where g++ cannot
     build one, the cache's folder cannot be written (`cache.unusable` warns), or this
     process gave up on it."""
-    key = cache.cache_key(PCH_KIND, gxx_version(), "\0".join(flags), headers_digest())
+    key = cache.cache_key(PCH_KIND, gxx_version(), _key_flags(flags), headers_digest())
     header = PrecompiledHeader(cache.cache_dir() / PCH_KIND / key, key)
     if header.gch in _pch_refused:
         return None
