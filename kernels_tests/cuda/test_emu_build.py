@@ -277,3 +277,19 @@ def test_sources_whose_macros_clash_are_not_batched(private_cache) -> None:
     assert cuda_emu.prebuild(sources) == 0
     for value, source in zip((3, 4), sources, strict=True):
         assert _filled(cuda_emu.compile(source))[0] == value
+
+
+def test_cache_keys_do_not_spell_the_checkout_path(monkeypatch):
+    """Two clones of one source in different folders share emulated kernels: the key
+    names the headers' folder (what the headers hold is `headers_digest`)."""
+    from pathlib import Path
+
+    from cinn_py.backends import emu_build
+
+    monkeypatch.setattr(emu_build, "headers_digest", lambda: "same headers")
+    here = emu_build.module_key("cuda-emu", "x", ["-O1", "-I", str(emu_build.INCLUDE_DIR)])
+    elsewhere = Path("/elsewhere/cinn_py/backends/emu_include")
+    monkeypatch.setattr(emu_build, "INCLUDE_DIR", elsewhere)
+    there = emu_build.module_key("cuda-emu", "x", ["-O1", "-I", str(elsewhere)])
+    assert here == there
+    assert emu_build.module_key("cuda-emu", "y", ["-O1", "-I", str(elsewhere)]) != there
