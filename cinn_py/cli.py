@@ -459,7 +459,9 @@ def symbolic_kernels_text(stages: Stages, compiler: PIRCompiler) -> str:
         if compiler.symbolic_dims is not None:
             why = symbolic_blocker(kernel.group, compiler.symbolic_dims)
         if why is None:
-            why = "its tactic or codegen took it only with numbers"
+            why = "its lowering took it only with numbers"
+            if kernel.symbolic_fallback is not None:
+                why = f"the symbolic schedule or its codegen: {kernel.symbolic_fallback}"
             if not compiler.symbolic:
                 why = "CINN_PY_SPECIALIZE is set"
         lines.append(head + "static: " + why)

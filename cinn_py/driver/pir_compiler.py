@@ -112,6 +112,9 @@ class FusedKernel:
     shares: FusedKernel | None = None
     """The earlier group whose kernel this one launches (their scheduled functions are
     equal up to names: `kernel_dedup`); None when it has a kernel of its own."""
+    symbolic_fallback: str | None = None
+    """Why a group lowered with symbolic dims was lowered again with numbers: what its
+    tactic or codegen said of the symbolic function (`cinn-py groups --symbolic`)."""
 
     @property
     def kernel(self) -> FusedKernel:
@@ -295,7 +298,8 @@ class PIRCompiler:
             try:
                 trial = auto_schedule(func, target_info, kernel.group.reduce_pattern)
                 generate_cuda([trial.func], prove_in_place=False)
-            except (CinnError, ValueError, TypeError, AttributeError):
+            except (CinnError, ValueError, TypeError, AttributeError) as error:
+                kernel.symbolic_fallback = " ".join(str(error).split())[:200]
                 kernel.lowered = lower_group(kernel.group, names)
             else:
                 tried[id(func)] = trial

@@ -324,6 +324,12 @@ def test_column_outputs_not_a_multiple_of_32_fall_back_to_numbers(cache):
         (got,) = exe.run({"x": x}).values()
         np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
         assert "=S" not in " ".join(exe.kernels[0].args)
+    # `cinn-py groups --symbolic` says why
+    compiler = PIRCompiler(parse_program(text), "cuda-emu", feed_shapes={"x": (3, 300, 40)})
+    (kernel,) = compiler.stages(until="scheduled").fused
+    assert kernel.symbolic_fallback.startswith(
+        "op 'ir.Reduce' across threadIdx.y inside a branch on the thread index"
+    )
 
 
 @pytest.mark.parametrize(("batch", "seq"), [(1, 1), (2, 7), (3, 8), (3, 33), (1, 129), (2, 300)])
