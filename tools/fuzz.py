@@ -40,9 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FUZZ_DIR = ROOT / "kernels_tests" / "fuzz"
 PYTEST_FAMILIES = {"inputs": "test_fuzz_inputs.py", "cache": "test_fuzz_cache.py"}
-COUNTS = ("tried", "masked", "known")
+COUNTS = ("tried", "masked", "known", "second")
 """Per family: programs tried, mismatches all ill-conditioned (passed), failures of open
-bugs fuzz_bugs.py lists (passed)."""
+bugs fuzz_bugs.py lists (passed), programs with -1 dims also run at a second shape."""
 """Fuzzers that are pytest files of kernels_tests/fuzz, run whole with the long profile."""
 
 
@@ -183,7 +183,10 @@ def collect(out: Path, before: set[str], restarts: int) -> dict:
 
 
 def summary_text(summary: dict) -> str:
-    lines = [f"{'family':<12} {'programs':>9} {'ill-cond.':>9} {'known':>6} {'failures':>9}"]
+    lines = [
+        f"{'family':<12} {'programs':>9} {'2nd shape':>9} {'ill-cond.':>9} {'known':>6} "
+        f"{'failures':>9}"
+    ]
     for family in sorted(summary["tried"]):
         count = sum(
             1
@@ -192,6 +195,7 @@ def summary_text(summary: dict) -> str:
         )
         lines.append(
             f"{family:<12} {summary['tried'][family]:>9} "
+            f"{summary.get('second', {}).get(family, 0):>9} "
             f"{summary['masked'].get(family, 0):>9} {summary['known'].get(family, 0):>6} "
             f"{count:>9}"
         )

@@ -37,6 +37,7 @@ its own kind that hypothesis can shrink, instead of the end of the process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import faulthandler
 import hashlib
 import os
@@ -66,7 +67,7 @@ from cinn_py.pir.op_def import override_op, registered_ops
 from cinn_py.pir.parser import parse_program
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
-from cinn_py.pir.types import DenseTensorType
+from cinn_py.pir.types import DYNAMIC, DenseTensorType
 from cinn_py.reference_ops import KernelContext
 from cinn_py.tolerances import compare, tolerance
 
@@ -422,6 +423,10 @@ def check_case(
     STATS[f"tried:{case.family}"] += 1
     try:
         _check(case, target, isolate)
+        second = second_shape_case(case)
+        if second is not None:  # -1 dims: the same program at other sizes of them
+            STATS[f"second:{case.family}"] += 1
+            _check(second, target, isolate)
     except FuzzFailure as failure:
         if failure.signature in ignore:
             return
@@ -430,6 +435,40 @@ def check_case(
             return
         STATS[f"failed:{case.family}"] += 1
         raise
+
+
+def second_shape_case(case: FuzzCase) -> FuzzCase | None:
+    """`case` with each input dim its program declares -1 of size n >= 2 grown to n + 2
+    (sizes of 1 kept, so what broadcasts still does; parity kept, so a reshape that
+    halves a dim still divides): symbolic kernels at a second signature. None when
+    nothing is -1, or when the reference refuses the new sizes (a -1 dim that the
+    program ties to a static one)."""
+    declared = {
+        op.attr("name"): op.result(0).type.dims
+        for op in case.program.data_ops()
+        if DYNAMIC in getattr(op.result(0).type, "dims", ())
+    }
+    if not declared:
+        return None
+    inputs = []
+    for spec in case.inputs:
+        dims = declared.get(spec.name)
+        if dims is None or len(dims) != len(spec.shape):
+            inputs.append(spec)
+            continue
+        shape = tuple(
+            n + 2 if d == DYNAMIC and n >= 2 else n for d, n in zip(dims, spec.shape, strict=True)
+        )
+        inputs.append(dataclasses.replace(spec, shape=shape))
+    if all(a.shape == b.shape for a, b in zip(inputs, case.inputs, strict=True)):
+        return None
+    second = FuzzCase(case.family, case.program, tuple(inputs), case.seed + 1)
+    try:
+        with np.errstate(all="ignore"):
+            cinn_py.compile(case.program, "reference").run(second.feeds())
+    except CinnError:
+        return None
+    return second
 
 
 def _fail(kind: str, detail: str, case: FuzzCase, body: str) -> FuzzFailure:
