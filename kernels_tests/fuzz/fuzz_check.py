@@ -29,6 +29,11 @@ how far its reference value moved, and an element whose NaN-ness, infinity or in
 value changes under the nudge is left out of the verdict. Inputs of the `halves` and `index` kinds are never nudged (they hold exact
 ties and indices), so rounding ties are still checked exactly.
 
+A program that declares -1 input dims runs twice: at its drawn feeds, then at a second
+shape (`second_shape_case`: each -1 dim of size n >= 2 grown to n + 2), so its symbolic
+kernels (dims as kernel arguments, `docs/SHAPES.md`) meet a second signature. A second
+shape the reference refuses (a -1 dim the program ties to a static one) is skipped.
+
 `isolate=True` runs the compiled side in a forked child, so a crash (SIGSEGV, the
 SIGFPE of an integer division by zero, a hang past `CHILD_TIMEOUT`) is a failure of
 its own kind that hypothesis can shrink, instead of the end of the process.
