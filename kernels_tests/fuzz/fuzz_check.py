@@ -30,9 +30,9 @@ value changes under the nudge is left out of the verdict. Inputs of the `halves`
 ties and indices), so rounding ties are still checked exactly.
 
 A program that declares -1 input dims runs twice: at its drawn feeds, then at a second
-shape (`second_shape_case`: each -1 dim of size n >= 2 grown to n + 2), so its symbolic
-kernels (dims as kernel arguments, `docs/SHAPES.md`) meet a second signature. A second
-shape the reference refuses (a -1 dim the program ties to a static one) is skipped.
+shape (`second_shape_case`: the -1 dims of each size n >= 2 grown to n + 2, a size at a
+time, where the reference accepts it), so its symbolic kernels (dims as kernel
+arguments, `docs/SHAPES.md`) meet a second signature.
 
 `isolate=True` runs the compiled side in a forked child, so a crash (SIGSEGV, the
 SIGFPE of an integer division by zero, a hang past `CHILD_TIMEOUT`) is a failure of
@@ -443,37 +443,48 @@ def check_case(
 
 
 def second_shape_case(case: FuzzCase) -> FuzzCase | None:
-    """`case` with each input dim its program declares -1 of size n >= 2 grown to n + 2
-    (sizes of 1 kept, so what broadcasts still does; parity kept, so a reshape that
-    halves a dim still divides): symbolic kernels at a second signature. None when
-    nothing is -1, or when the reference refuses the new sizes (a -1 dim that the
-    program ties to a static one)."""
+    """`case` at other sizes of the input dims its program declares -1: the dims of each
+    size n >= 2 grown to n + 2 together (dims of one size are often one symbol; sizes of
+    1 kept, so what broadcasts still does; parity kept, so a reshape that halves a dim
+    still divides), a size at a time, keeping the growths the reference accepts (a -1
+    dim the program ties to a static one stays): symbolic kernels at a second signature.
+    None when no size could grow."""
     declared = {
         op.attr("name"): op.result(0).type.dims
         for op in case.program.data_ops()
         if DYNAMIC in getattr(op.result(0).type, "dims", ())
     }
-    if not declared:
-        return None
-    inputs = []
-    for spec in case.inputs:
-        dims = declared.get(spec.name)
-        if dims is None or len(dims) != len(spec.shape):
-            inputs.append(spec)
+    sizes = sorted(
+        {
+            n
+            for spec in case.inputs
+            if spec.name in declared and len(declared[spec.name]) == len(spec.shape)
+            for d, n in zip(declared[spec.name], spec.shape, strict=True)
+            if d == DYNAMIC and n >= 2
+        }
+    )
+    inputs = tuple(case.inputs)
+    grown = False
+    for size in sizes:
+        trial = tuple(_grown(spec, declared.get(spec.name), size) for spec in inputs)
+        candidate = FuzzCase(case.family, case.program, trial, case.seed + 1)
+        try:
+            with np.errstate(all="ignore"):
+                cinn_py.compile(case.program, "reference").run(candidate.feeds())
+        except CinnError:
             continue
-        shape = tuple(
-            n + 2 if d == DYNAMIC and n >= 2 else n for d, n in zip(dims, spec.shape, strict=True)
-        )
-        inputs.append(dataclasses.replace(spec, shape=shape))
-    if all(a.shape == b.shape for a, b in zip(inputs, case.inputs, strict=True)):
-        return None
-    second = FuzzCase(case.family, case.program, tuple(inputs), case.seed + 1)
-    try:
-        with np.errstate(all="ignore"):
-            cinn_py.compile(case.program, "reference").run(second.feeds())
-    except CinnError:
-        return None
-    return second
+        inputs, grown = trial, True
+    return FuzzCase(case.family, case.program, inputs, case.seed + 1) if grown else None
+
+
+def _grown(spec: InputSpec, dims: tuple[int, ...] | None, size: int) -> InputSpec:
+    """`spec` with its -1-declared dims of `size` grown by 2."""
+    if dims is None or len(dims) != len(spec.shape):
+        return spec
+    shape = tuple(
+        n + 2 if d == DYNAMIC and n == size else n for d, n in zip(dims, spec.shape, strict=True)
+    )
+    return dataclasses.replace(spec, shape=shape)
 
 
 def _fail(kind: str, detail: str, case: FuzzCase, body: str) -> FuzzFailure:
