@@ -245,7 +245,7 @@ class PIRCompiler:
         if until == "lowered":
             return result
         target_info = self.target_info()
-        values = None if self.symbolic_dims is None else self.symbolic_dims.values_by_name()
+        values = None if self.symbolic_dims is None else self.symbolic_dims.by_name
         with self._timed("scheduling"), bound_dims(values):
             tried = self._settle_symbolic(result, names, target_info)
             schedules, origins = schedule_once(
@@ -528,9 +528,9 @@ def _kernel_step(
         if isinstance(arg.value, Var):  # a symbolic dim: its value at this signature
             if symbolic is None:
                 raise CompileError(f"kernel {info.name} takes '{arg.name}', which no dim names")
-            (number,) = symbolic.values_of([arg.name])
             name = f"={arg.name}"
-            scalars.append((name, np.dtype(arg.value.dtype.numpy).type(number)))
+            value = symbolic.by_name[arg.name]
+            scalars.append((name, np.dtype(arg.value.dtype.numpy).type(value)))
             args.append(name)
             continue
         if arg.io is ArgIO.WORKSPACE:  # the kernel's own memory, no program value

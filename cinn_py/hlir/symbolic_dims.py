@@ -71,9 +71,6 @@ class SymbolicDims:
     """The value of each free symbol at this signature."""
     _vars: dict[tuple[d.Sym, DataType], Var] = field(default_factory=dict)
 
-    def dims(self, value: Value) -> tuple[d.DimExpr, ...] | None:
-        return self.shapes.get(id(value))
-
     def is_symbolic(self, value: Value) -> bool:
         """Whether some dim of `value` reads a symbol."""
         shape = self.shapes.get(id(value))
@@ -113,20 +110,16 @@ class SymbolicDims:
             f"({REDUCE_BUCKETS[-1]}), compiled for its length"
         )
 
-    def values_by_name(self) -> dict[str, int]:
-        """Each free symbol's value by its Var's name (`S0`): what schedules decide by."""
+    @functools.cached_property
+    def by_name(self) -> dict[str, int]:
+        """Each free symbol's value by its Var's name (`S0`): a kernel's dim arguments,
+        and what schedules decide by (`ir.dim_values.bound_dims`)."""
         return {symbol.name: value for symbol, value in self.binding.items()}
-
-    def values_of(self, symbols: Sequence[str]) -> tuple[int, ...]:
-        """The values of the symbols named (a kernel's dim arguments, in order)."""
-        by_name = {symbol.name: value for symbol, value in self.binding.items()}
-        return tuple(by_name[name] for name in symbols)
 
     def evaluate(self, expr: Expr) -> int:
         """An index expression over the symbols' Vars (a launch's grid) at this
         signature."""
-        by_name = {symbol.name: value for symbol, value in self.binding.items()}
-        return int(evaluate(expr, by_name))
+        return int(evaluate(expr, self.by_name))
 
 
 def build_symbolic_dims(

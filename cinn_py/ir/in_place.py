@@ -9,7 +9,9 @@ guards and the launch configuration), not from what the group was meant to be, f
 (input buffer X, output buffer Y) pair when all of these hold:
 
     buffers       X is an INPUT and Y an OUTPUT argument, both global, with the same
-                  shape (constant, or the same expression of symbolic dims) and element
+                  shape (constant, or the same expression of symbolic dims: isl decides
+                  their products at the signature being compiled, `IndexDomain` taking
+                  the dims as constants inside `ir.dim_values.bound_dims`) and element
                   size (so equal flat indices are the same
                   bytes); the function touches X only by Loads (no Store, no other node
                   naming it) and writes Y by exactly one Store
@@ -41,7 +43,6 @@ from itertools import count
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
-from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.schedule.analysis import storage_name, substitute
 from cinn_py.ir.visitor import children, structural_key
@@ -78,25 +79,16 @@ class _Accesses:
     """Every Load and Store of a function with its context, and the buffers some other
     node names (a semaphore, an Alloc): those are never paired."""
 
-    def __init__(self, func: s.LoweredFunc, pin: dict[str, e.Expr] | None = None) -> None:
+    def __init__(self, func: s.LoweredFunc) -> None:
         self.accesses: list[_Access] = []
         self.other: set[str] = set()
         self._ticks = count()
-        self._pin = pin or {}
-        # Pinned dims resolve like bound iter vars: every index and guard gets them, and
-        # loop extents are pinned as they are met.
-        self._visit(func.body, _Context(bindings=tuple((pin or {}).items())))
+        self._visit(func.body, _Context())
 
     def _visit(self, node: e.IrNode, at: _Context) -> None:
         if isinstance(node, s.For):
             self._visit_all((node.min, node.extent), at)
-            loop = node
-            if self._pin and not isinstance(node.extent, e.IntImm):  # a symbolic extent
-                extent = substitute(node.extent, self._pin)
-                loop = s.For(
-                    node.loop_var, node.min, extent, node.for_type, node.body, node.bind_info
-                )
-            loops = (*at.loops, (next(self._ticks), loop))
+            loops = (*at.loops, (next(self._ticks), node))
             self._visit(node.body, _Context(loops, at.guards, at.bindings))
         elif isinstance(node, s.IfThenElse):
             self._visit(node.condition, at)
@@ -146,8 +138,7 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
     outputs = [a.value for a in func.args if a.io is s.ArgIO.OUTPUT and _global(a.value)]
     if not inputs or not outputs:
         return []
-    pin = _pinned_dims(func)
-    found = _Accesses(func, pin)
+    found = _Accesses(func)
     by_buffer: dict[str, list[_Access]] = {}
     for access in found.accesses:
         by_buffer.setdefault(access.buffer, []).append(access)
@@ -155,7 +146,7 @@ def in_place_pairs(func: s.LoweredFunc) -> list[tuple[str, str]]:
     taken: set[str] = set()
     for x in inputs:
         for y in outputs:
-            if y.name not in taken and _may_share(x, y, by_buffer, found.other, pin):
+            if y.name not in taken and _may_share(x, y, by_buffer, found.other):
                 pairs.append((x.name, y.name))
                 taken.add(y.name)
                 break
@@ -166,33 +157,15 @@ def _global(value: e.Buffer | e.Var) -> bool:
     return isinstance(value, e.Buffer) and value.memory_type is e.MemoryType.GLOBAL
 
 
-def _pinned_dims(func: s.LoweredFunc) -> dict[str, e.Expr]:
-    """A symbolic kernel's dims (scalar arguments) as the constants they are at the
-    signature being compiled (`ir.dim_values`), so that isl sees affine indices: the
-    pairs are proven for that signature, and its kernel source says them (parameters
-    without `__restrict__`), so only a signature with the same pairs shares it. Empty
-    without bound values: symbolic dims are then left free (products of them are not
-    affine, and such pairs are left out)."""
-    scalars = [a.value for a in func.args if isinstance(a.value, e.Var)]
-    pinned: dict[str, e.Expr] = {}
-    for var in scalars:
-        value = concrete(var)
-        if value is None:
-            return {}
-        pinned[var.name] = e.IntImm(value, var.dtype)
-    return pinned
-
-
 def _may_share(
     x: e.Buffer,
     y: e.Buffer,
     by_buffer: dict[str, list[_Access]],
     other: set[str],
-    pin: dict[str, e.Expr] | None = None,
 ) -> bool:
     if _key(x.shape) != _key(y.shape) or x.dtype.itemsize != y.dtype.itemsize:
         return False
-    shape = tuple(substitute(d, pin) for d in x.shape) if pin else x.shape
+    shape = x.shape
     if x.name in other or y.name in other:
         return False
     stores = [a for a in by_buffer.get(y.name, []) if a.store]
@@ -214,19 +187,19 @@ def _may_share(
         if read.context.loops != store.context.loops or read.order > store.order:
             return False
         if _key(read.indices) != _key(store.indices) and not _equal_where_run(
-            _flat(read.indices, shape), flat, read
+            _flat(read.indices, shape), flat, read, allowed
         ):
             return False
     return _injective(flat, loops)
 
 
-def _equal_where_run(a: e.Expr, b: e.Expr, access: _Access) -> bool:
+def _equal_where_run(a: e.Expr, b: e.Expr, access: _Access, allowed: set[str]) -> bool:
     """Whether `a == b` at every point where `access` runs (its loops and `if`s): a
     read of element 0 of a one-element input (`x[0]`) is the store's own element.
-    Only the guards over loop variables alone are assumed."""
+    Only the guards over `allowed` (loop variables, the kernel's symbolic dims) are
+    assumed."""
     loops = [loop for _, loop in access.context.loops]
-    names = {loop.loop_var.name for loop in loops}
-    guards = [g for g in access.context.guards if _only_vars((g,), names)]
+    guards = [g for g in access.context.guards if _only_vars((g,), allowed)]
     domain = IndexDomain(loops, guards, exprs=[a, b])
     return domain.always(e.EQ(a, b))
 
