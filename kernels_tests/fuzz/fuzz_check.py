@@ -31,7 +31,7 @@ ties and indices), so rounding ties are still checked exactly.
 
 A program that declares -1 input dims runs twice: at its drawn feeds, then at a second
 shape (`second_shape_case`: the -1 dims of each size n >= 2 grown to n + 2, a size at a
-time, where the reference accepts it), so its symbolic kernels (dims as kernel
+time, where the program's types infer and the reference runs), so its symbolic kernels (dims as kernel
 arguments, `docs/SHAPES.md`) meet a second signature.
 
 `isolate=True` runs the compiled side in a forked child, so a crash (SIGSEGV, the
@@ -70,6 +70,7 @@ from cinn_py.ops.spatial_norm import group_norm_with, instance_norm_with
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16
 from cinn_py.pir.op_def import override_op, registered_ops
 from cinn_py.pir.parser import parse_program
+from cinn_py.pir.passes.infer_shapes import specialize_shapes
 from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DYNAMIC, DenseTensorType
@@ -469,6 +470,10 @@ def second_shape_case(case: FuzzCase) -> FuzzCase | None:
         trial = tuple(_grown(spec, declared.get(spec.name), size) for spec in inputs)
         candidate = FuzzCase(case.family, case.program, trial, case.seed + 1)
         try:
+            # valid sizes: the program's types infer (the reference does not check an
+            # attribute such as rms_norm's normalized_shape against the feeds), and the
+            # reference runs
+            specialize_shapes(case.program, {spec.name: spec.shape for spec in trial})
             with np.errstate(all="ignore"):
                 cinn_py.compile(case.program, "reference").run(candidate.feeds())
         except CinnError:
