@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any, ClassVar
 
@@ -37,6 +37,7 @@ from cinn_py.errors import UnsupportedOpError
 from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.schedule.analysis import all_loads
 from cinn_py.ir.simplify import reads_values, simplify
 from cinn_py.ir.visitor import Visitor
@@ -559,8 +560,13 @@ class CRenderer(Visitor):
         with ExitStack() as stack:
             unroll = any(reads_registers(node.body) for node in nodes)
             *outer, innermost = nodes[0].reduce_axis
-            self.open_reduce_loops(stack, tuple(outer), "ir.Reduce", unroll)
-            self.open_innermost_reduce_loop(stack, nodes, innermost, unroll)
+            # A body masked past a symbolic length (a bucket's bound): the outermost
+            # loop ends at the last step that can contribute (`ir.live_steps`).
+            first = nodes[0].reduce_axis[0]
+            live = live_extent(nodes, first)
+            ends = {} if live is None else {first.name: live}
+            self.open_reduce_loops(stack, tuple(outer), "ir.Reduce", unroll, ends)
+            self.open_innermost_reduce_loop(stack, nodes, innermost, unroll, ends)
             values = []
             for node in nodes:
                 self.hoist_reductions(node.body)
@@ -588,26 +594,39 @@ class CRenderer(Visitor):
             self.emit_serial_reductions(partials)
 
     def open_innermost_reduce_loop(
-        self, stack: ExitStack, nodes: list[e.Reduce], var: e.Var, unroll: bool
+        self,
+        stack: ExitStack,
+        nodes: list[e.Reduce],
+        var: e.Var,
+        unroll: bool,
+        ends: Mapping[str, e.Expr] | None = None,
     ) -> None:
         """The loop over the innermost axis of serial Reduces `nodes` (a hook: CUDA
         loads contiguous runs along it as vectors first)."""
-        self.open_reduce_loops(stack, (var,), "ir.Reduce", unroll)
+        self.open_reduce_loops(stack, (var,), "ir.Reduce", unroll, ends)
 
     def open_reduce_loops(
-        self, stack: ExitStack, axes: tuple[e.Var, ...], what: str, unroll: bool = False
+        self,
+        stack: ExitStack,
+        axes: tuple[e.Var, ...],
+        what: str,
+        unroll: bool = False,
+        ends: Mapping[str, e.Expr] | None = None,
     ) -> None:
         """One serial `for` per reduce axis over its constant `[lower, upper)`, each in
-        its own name scope, left open on `stack`; `#pragma unroll`ed if asked."""
+        its own name scope, left open on `stack`; `#pragma unroll`ed if asked. `ends`
+        gives an axis an earlier end (`ir.live_steps`: an expression of the kernel's
+        dims, rendered before the axis's name is declared)."""
         for var in axes:
             if var.lower is None or var.upper is None:
                 raise self.unsupported(what, f"axis '{var.name}' has no constant range")
+            end = str(var.upper) if not ends or var.name not in ends else self.index(ends[var.name])
             if unroll:
                 self.line("#pragma unroll")
             stack.enter_context(self.names.scope())
             name = self.names.declare(var.name)
             index = self.type_name(var.dtype)
-            head = f"for ({index} {name} = {var.lower}; {name} < {var.upper}; ++{name})"
+            head = f"for ({index} {name} = {var.lower}; {name} < {end}; ++{name})"
             stack.enter_context(self.braced(head))
 
     def emit_cross_thread_reduction(self, node: e.Reduce) -> None:

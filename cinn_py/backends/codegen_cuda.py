@@ -25,7 +25,7 @@ What CUDA adds to the C renderer (`codegen_c.CRenderer`):
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -491,7 +491,12 @@ class CudaRenderer(CRenderer):
             self.line(f"*reinterpret_cast<{vec}*>({pointer}) = {locals_[id(store)]};")
 
     def open_innermost_reduce_loop(
-        self, stack: ExitStack, nodes: list[e.Reduce], var: e.Var, unroll: bool
+        self,
+        stack: ExitStack,
+        nodes: list[e.Reduce],
+        var: e.Var,
+        unroll: bool,
+        ends: Mapping[str, e.Expr] | None = None,
     ) -> None:
         """A lane axis (innermost, from 0, 2..16 lanes of at most 16 bytes) along which
         a Reduce body loads a contiguous, aligned run of a global buffer on every step:
@@ -501,7 +506,7 @@ class CudaRenderer(CRenderer):
         loads; a guarded step (under a Select) and other loads stay scalar."""
         runs = self._lane_runs(nodes, var)
         if not runs:
-            super().open_innermost_reduce_loop(stack, nodes, var, unroll)
+            super().open_innermost_reduce_loop(stack, nodes, var, unroll, ends)
             return
         lanes = var.upper
         slots: dict[int, str] = {}

@@ -17,7 +17,7 @@ import contextvars
 from collections.abc import Iterator, Mapping
 
 from cinn_py.ir.evaluate import evaluate
-from cinn_py.ir.expr import Expr, IntImm
+from cinn_py.ir.expr import Expr, IntImm, Var
 
 _VALUES: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
     "cinn_py_dim_values", default=None
@@ -51,3 +51,9 @@ def concrete(extent: Expr) -> int | None:
 def current() -> Mapping[str, int] | None:
     """The bound dims (name -> value), None outside `bound_dims`."""
     return _VALUES.get()
+
+
+def is_dim_var(var: Var) -> bool:
+    """Whether `var` is a symbolic dim, a kernel's scalar argument (`S<k>`; no loop,
+    iter or buffer name has that form)."""
+    return var.name[:1] == "S" and var.name[1:].isdigit()

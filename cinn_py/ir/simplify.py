@@ -224,6 +224,14 @@ def _affine(x: e.Expr) -> tuple[Terms, int]:
     return {structural_key(x): (x, 1)}, 0
 
 
+def affine_terms(x: e.Expr) -> tuple[list[tuple[e.Expr, int]], int]:
+    """`x` as `(terms, const)` with `x == sum(coeff * term) + const` (terms with their
+    coefficients; a term is a Var or any expression that is not a sum or a product by
+    a constant), like terms combined."""
+    terms, const = _affine(x)
+    return [(t, c) for t, c in terms.values() if c != 0], const
+
+
 def _add_terms(a: Terms, b: Terms, sign: int) -> Terms:
     out = dict(a)
     for key, (t, c) in b.items():

@@ -353,3 +353,96 @@ def test_short_symbolic_rows_take_8_rows_a_block_where_8_divides_them(cache):
     assert "const int v_S0, const int v_S1, const int v_S2" in source
     assert "threadIdx.y" in source  # a warp a row, 8 rows a block
     assert "__launch_bounds__(256)" in source
+
+
+# Softmax over static rows of 512 halves, the rows symbolic: each thread keeps its
+# elements of the row in registers across the three passes, as for static rows.
+SOFTMAX_F16_ROWS = """\
+{
+    (%0) = "pd_op.data" () {dtype:float16,name:"x",place:Place(undefined:0),shape:[-1,512],stop_gradient:[true]} : () -> tensor<-1x512xf16>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x512xf16>) -> tensor<-1x512xf16>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x512xf16>) ->
+}
+"""
+
+# Two kept dims, one symbolic ([S0, 8] rows of 32): 8 short rows a block, the cached
+# rows unflattened over S0 and 8.
+SOFTMAX_HEADS = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,8,32],stop_gradient:[true]} : () -> tensor<-1x8x32xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x8x32xf32>) -> tensor<-1x8x32xf32>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x8x32xf32>) ->
+}
+"""
+
+
+def softmax_reference(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_symbolic_rows_keep_the_register_cache_of_static_rows(cache):
+    symbolic = {source_for(SOFTMAX_F16_ROWS, x=(rows, 512)) for rows in (3, 33, 1000)}
+    assert len(symbolic) == 1
+    (shared,) = symbolic
+    assert "__half var_0_local[" in shared  # the row, read once into registers
+    # one 16-byte load of x per step, in the fill; the passes read the registers
+    assert shared.count("*reinterpret_cast<const cinn_vec<__half, 8>*>(var_0") == 1
+    assert "var_0_local[(r_0_o * 8) + r_0_v]" in shared
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 33, 129, 1000])
+def test_cached_symbolic_rows_match_numpy(cache, rows):
+    exe = cinn_py.compile(parse_program(SOFTMAX_F16_ROWS), "cuda-emu")
+    x = np.random.default_rng(rows).standard_normal((rows, 512)).astype(np.float16)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got.astype(np.float64), softmax_reference(x), rtol=5e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7, 33])
+def test_cached_rows_over_two_kept_dims_match_numpy(cache, batch):
+    exe = cinn_py.compile(parse_program(SOFTMAX_HEADS), "cuda-emu")
+    x = np.random.default_rng(batch).standard_normal((batch, 8, 32), dtype=np.float32)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got, softmax_reference(x), rtol=2e-6, atol=1e-7)
+    source = source_for(SOFTMAX_HEADS, x=(batch, 8, 32))
+    assert "var_0_local[" in source and "v_S0" in source
+
+
+# Everything of a -1 batch reduced to one value (a loss): few rows of symbolic length,
+# the grid schedule over the length's bucket.
+REDUCE_ALL = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,64],stop_gradient:[true]} : () -> tensor<-1x64xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,1]} : () -> tensor<2xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false,stop_gradient:[true]} : (tensor<-1x64xf32>, tensor<2xi64>) -> tensor<f32>
+    (%3) = "pd_op.max" (%0, %1) {keepdim:false,stop_gradient:[true]} : (tensor<-1x64xf32>, tensor<2xi64>) -> tensor<f32>
+    () = "builtin.shadow_output" (%2) {output_name:"total"} : (tensor<f32>) ->
+    () = "builtin.shadow_output" (%3) {output_name:"top"} : (tensor<f32>) ->
+}
+"""
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 33, 129, 1000, 1025])
+def test_reduce_all_over_a_symbolic_batch_matches_numpy(cache, rows):
+    exe = cinn_py.compile(parse_program(REDUCE_ALL), "cuda-emu")
+    x = np.random.default_rng(rows).standard_normal((rows, 64), dtype=np.float32) - 3.0
+    total, top = exe.run({"x": x}).values()
+    np.testing.assert_allclose(total, x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+    assert top == x.max()  # every element is below 0: a masked 0 would win
+
+
+def test_reduce_all_takes_the_grid_schedule_of_its_bucket(cache):
+    def scheduled(rows):
+        program = parse_program(REDUCE_ALL)
+        stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (rows, 64)}).stages()
+        return stages.fused, stages.source.source
+
+    fused, source = scheduled(1000)  # 64000 elements, bucket 1024 rows: 65536
+    assert [k.scheduled.tactic for k in fused] == ["grid"]
+    # 4 chunks of 16384: the bucket's plan, a constant; the rows past S0 are masked
+    assert "cinn_last_block_done(fn_group_0_semaphore + grid_row, 4)" in source
+    assert ") / 64) < v_S0) ? var_0[" in source
+    assert scheduled(700)[1] == source  # same bucket [128, 1024): same kernel
+    assert scheduled(1025)[1] != source  # next bucket

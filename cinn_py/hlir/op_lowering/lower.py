@@ -39,6 +39,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext
 from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
 from cinn_py.hlir.op_pattern import is_reduction
 from cinn_py.hlir.symbolic_dims import Dim, SymbolicDims
+from cinn_py.ir.dim_values import is_dim_var
 from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
 from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.stmt import (
@@ -196,12 +197,6 @@ class _DimVars(Visitor):
     def visit_Var(self, node: Var) -> None:
         if is_dim_var(node):
             self.found.setdefault(node.name, node)
-
-
-def is_dim_var(var: Var) -> bool:
-    """Whether `var` is a symbolic dim (`S<k>`; no loop, iter or buffer name has that
-    form)."""
-    return var.name[:1] == "S" and var.name[1:].isdigit()
 
 
 # ---- checks --------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, GridLaunch
 from cinn_py.ir.group_schedule.reduce_schedule import (
     MAX_SINGLE_PASS_BYTES,
     lanes_for,
+    symbolic_cols_bound,
     threads_for,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
@@ -88,7 +89,21 @@ loaded up front: 64 bytes of 16-byte vectors (the row schedule's budget for an i
 pass reads), 4 steps, MIN_STEPS of work."""
 
 
-def grid_plan(pattern: RowPattern, target: TargetInfo, lanes: int = 1) -> GridLaunch | None:
+def walked_cols(func: LoweredFunc, pattern: RowPattern) -> tuple[int, int]:
+    """The row length the grid walks and its lanes V: the row's and `lanes_for`'s; for
+    a row of symbolic length (`symbolic_cols_bound`: a reduce-all over a -1 batch), its
+    bucket's bound, one element a step, the steps past the length masked (their loads
+    skipped: a chunk wholly past it costs its blocks a loop of compares). The plan is
+    then the bucket's, so every length in it shares the kernel."""
+    bound = symbolic_cols_bound(func, pattern)
+    if bound is None:
+        return pattern.cols, lanes_for(func, pattern)
+    return bound, 1
+
+
+def grid_plan(
+    pattern: RowPattern, target: TargetInfo, lanes: int = 1, cols: int | None = None
+) -> GridLaunch | None:
     """The launch of the grid schedule for `pattern` on `target`, or None when one block
     per row is enough: T = the row schedule's threads for the row, G chunks per row so
     that rows * G blocks fill the target WAVES times over (sm_count * 2048 / T blocks a
@@ -97,8 +112,10 @@ def grid_plan(pattern: RowPattern, target: TargetInfo, lanes: int = 1) -> GridLa
     V > 1 (V dividing cols, `lanes_for`), the vector walk where it gives G >= 2 within
     the y limit: T = the row schedule's threads for V lanes (halved, down to 128, while
     rows * G is under the SM count), CACHED_STEPS vectors a thread, L = steps * T * V,
-    G = ceil(cols / L); elsewhere the scalar plan."""
-    rows, cols = pattern.rows, pattern.cols
+    G = ceil(cols / L); elsewhere the scalar plan. `cols` overrides the pattern's (the
+    bound `walked_cols` gives a row of symbolic length)."""
+    rows = pattern.rows
+    cols = pattern.cols if cols is None else cols
     if rows < 1 or cols < 1:
         return None
     threads = threads_for(cols, target)
@@ -131,8 +148,10 @@ def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLa
     return GridLaunch(threads=threads, blocks=rows, steps=CACHED_STEPS, chunks=chunks, lanes=lanes)
 
 
-def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
-    """Why the blocks of `func` cannot take the grid schedule, or None when they can."""
+def grid_problem(func: LoweredFunc, pattern: RowPattern, cols: int | None = None) -> str | None:
+    """Why the blocks of `func` cannot take the grid schedule, or None when they can;
+    its Reduces must each cover `cols` elements (default: the pattern's row)."""
+    cols = pattern.cols if cols is None else cols
     temps = {b.name for b in func.temp_buffers}
     reduces = 0
     for realize, path in realizes(func):
@@ -156,8 +175,8 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern) -> str | None:
                 if var.lower != 0 or var.upper is None:
                     return f"block {block.name} reduces over {var.name} of unknown range"
                 length *= var.upper
-            if length != pattern.cols:
-                return f"block {block.name} reduces {length} elements, not the row's"
+            if length != cols:
+                return f"block {block.name} reduces {length} elements, not the row's {cols}"
             read = {storage_name(load.tensor) for load in all_loads(node)} & temps
             if read:
                 return (
@@ -175,8 +194,9 @@ def schedule_grid(
 ) -> tuple[IRSchedule, GridLaunch]:
     """Applies the grid schedule's primitives (for a function `GridTactic.accepts`
     takes); the caller finishes (guards) and traces."""
-    launch = grid_plan(pattern, target, lanes_for(func, pattern))
-    why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern)
+    cols, lanes = walked_cols(func, pattern)
+    launch = grid_plan(pattern, target, lanes, cols)
+    why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern, cols)
     if why is not None:
         raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")
     sch = IRSchedule(func)

@@ -46,7 +46,12 @@ from cinn_py.ir.group_schedule.column_schedule import (
 )
 from cinn_py.ir.group_schedule.finish import ScheduleResult, finish_schedule
 from cinn_py.ir.group_schedule.flat_schedule import flat_knobs, schedule_flat
-from cinn_py.ir.group_schedule.grid_schedule import grid_plan, grid_problem, schedule_grid
+from cinn_py.ir.group_schedule.grid_schedule import (
+    grid_plan,
+    grid_problem,
+    schedule_grid,
+    walked_cols,
+)
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
 from cinn_py.ir.group_schedule.reduce_schedule import (
     MIN_ROW_COLS,
@@ -138,12 +143,13 @@ class GridTactic(Tactic):
             return NO_PATTERN
         if not pattern.innermost:
             return "the reduced dims are not innermost"
-        if grid_plan(pattern, target) is None:
+        cols, _ = walked_cols(func, pattern)
+        if grid_plan(pattern, target, cols=cols) is None:
             return (
-                f"one block per row is enough: {pattern.rows} rows of {pattern.cols} "
+                f"one block per row is enough: {pattern.rows} rows of {cols} "
                 "elements give no plan of 2 chunks or more a row"
             )
-        return grid_problem(func, pattern)
+        return grid_problem(func, pattern, cols)
 
     def schedule(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
@@ -154,7 +160,8 @@ class GridTactic(Tactic):
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
         pattern = _given(pattern)
-        launch = grid_plan(pattern, target, lanes_for(func, pattern))
+        cols, lanes = walked_cols(func, pattern)
+        launch = grid_plan(pattern, target, lanes, cols)
         if launch is None:
             return {}
         return {

@@ -47,11 +47,11 @@ and a row too long for registers is read again by each pass.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import (
     EQ,
     LT,
@@ -93,6 +93,7 @@ from cinn_py.ir.stmt import (
     Store,
 )
 from cinn_py.ir.visitor import Visitor
+from cinn_py.pir.dtypes import DataType
 
 PRIMITIVE = "cache_read"
 ROW_AXIS = BindInfo.BLOCK_X
@@ -110,6 +111,26 @@ class RowWalk(RowPattern):
     rows_per_block: int = 1
     lanes: int = 1
     """V: consecutive columns a thread takes per step (a vector)."""
+    dim_exprs: tuple[Expr, ...] = ()
+    """The buffer's dims as expressions where a kept dim is symbolic (a -1 batch or
+    sequence, `hlir.symbolic_dims`): the walk's indices and the fill's row loop use
+    them, so the source is the same for every value; `shape` holds their values at the
+    signature being compiled (`ir.dim_values`), which only proofs read. Empty for a
+    static buffer. The row dims (`axes`) are always constant."""
+
+    def dim(self, d: int, dtype: DataType | None = None) -> Expr:
+        """Dim `d` as an expression: the symbolic one, or the constant."""
+        if self.dim_exprs and not isinstance(self.dim_exprs[d], IntImm):
+            return self.dim_exprs[d]
+        return IntImm(self.shape[d]) if dtype is None else IntImm(self.shape[d], dtype)
+
+    @property
+    def row_count(self) -> Expr:
+        """The rows as an expression (`rows` is their value)."""
+        count: Expr = IntImm(1)
+        for d in self.kept:
+            count = count * self.dim(d)
+        return simplify(count)
 
     @property
     def steps(self) -> int:
@@ -120,6 +141,11 @@ class RowWalk(RowPattern):
         """The register cache's logical shape: [rows, S, T] (and V with lanes)."""
         shape = [self.rows, self.steps, self.threads]
         return shape if self.lanes == 1 else [*shape, self.lanes]
+
+    @property
+    def cache_dims(self) -> list[Expr]:
+        """`cache_shape` with the rows as an expression (symbolic where they are)."""
+        return [self.row_count, *(IntImm(n) for n in self.cache_shape[1:])]
 
     @property
     def array_dims(self) -> tuple[int, ...]:
@@ -138,19 +164,22 @@ class RowWalk(RowPattern):
         dtype = indices[0].dtype if indices else IntImm(0).dtype
         position: Expr = IntImm(0, dtype)
         for d in dims:
-            position = position * IntImm(self.shape[d], dtype) + indices[d]
+            position = position * self.dim(d, dtype) + indices[d]
         return simplify(position)
 
     def unflat(self, position: Expr, dims: Sequence[int]) -> dict[int, Expr]:
         """The index of each of `dims` at row-major `position` over them."""
         out: dict[int, Expr] = {}
         dtype = position.dtype
-        stride = math.prod(self.shape[d] for d in dims)
         for i, d in enumerate(dims):
-            stride //= self.shape[d]
-            index = position if stride == 1 else Div(position, IntImm(stride, dtype))
+            stride: Expr = IntImm(1, dtype)
+            for later in dims[i + 1 :]:
+                stride = stride * self.dim(later, dtype)
+            stride = simplify(stride)
+            one = isinstance(stride, IntImm) and stride.value == 1
+            index = position if one else Div(position, stride)
             if i > 0:
-                index = Mod(index, IntImm(self.shape[d], dtype))
+                index = Mod(index, self.dim(d, dtype))
             out[d] = index
         return out
 
@@ -198,7 +227,7 @@ def cache_read(
     walk = _walk(buffer, axes, threads, rows_per_block, lanes)
     reads, loops = locate_reads(func, buffer_name, walk)
     name = fresh_name(f"{buffer_name}_local", taken_names(func))
-    cache = Buffer(name, buffer.dtype, walk.cache_shape, MemoryType.LOCAL, walk.array_dims)
+    cache = Buffer(name, buffer.dtype, walk.cache_dims, MemoryType.LOCAL, walk.array_dims)
     body = _Redirect(buffer_name, cache, reads, loops).visit(func.body)
     body = _prepend(body, _fill_block(func, buffer, cache, walk, name))
     return LoweredFunc(func.name, func.args, body, [*func.temp_buffers, cache]), name
@@ -262,12 +291,21 @@ def _walk(
 ) -> RowWalk:
     shape = []
     for dim in buffer.shape:
-        if not isinstance(dim, IntImm):
+        value = concrete(dim)  # a symbolic dim: its value at the bound dims
+        if value is None:
             raise ScheduleError(PRIMITIVE, buffer.name, f"dim {dim!r} is not constant")
-        shape.append(dim.value)
+        shape.append(value)
     dims = tuple(sorted(set(axes)))
     if not dims or any(not 0 <= a < len(shape) for a in dims):
         raise ScheduleError(PRIMITIVE, buffer.name, f"axes {list(axes)} out of range for {shape}")
+    symbolic = tuple(d for d, dim in enumerate(buffer.shape) if not isinstance(dim, IntImm))
+    if any(d in dims for d in symbolic):
+        raise ScheduleError(
+            PRIMITIVE,
+            buffer.name,
+            f"the row dim {buffer.shape[next(d for d in symbolic if d in dims)]!r} is "
+            "symbolic: a register cache needs a constant row length",
+        )
     for what, count in (
         ("threads", threads),
         ("rows_per_block", rows_per_block),
@@ -275,7 +313,8 @@ def _walk(
     ):
         if not isinstance(count, int) or count < 1:
             raise ScheduleError(PRIMITIVE, buffer.name, f"{what} must be positive, got {count}")
-    return RowWalk(tuple(shape), dims, threads, rows_per_block, lanes)
+    exprs = tuple(buffer.shape) if symbolic else ()
+    return RowWalk(tuple(shape), dims, threads, rows_per_block, lanes, exprs)
 
 
 def _locate(
@@ -410,26 +449,36 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     lanes]: cache[r, s, t(, v)] = buffer[r, (s * T + t)(* V + v)]."""
     taken = taken_names(func) | {name}
     per_block, lanes = walk.rows_per_block, walk.lanes
-    parts = [("row", -(-walk.rows // per_block)), ("s", walk.steps), ("t", walk.threads)]
+    rows: Expr = walk.row_count
+    if isinstance(rows, IntImm):
+        blocks: Expr = IntImm(-(-rows.value // per_block))
+    else:  # symbolic rows: the row tactic puts R > 1 rows a block only where R divides them
+        blocks = rows if per_block == 1 else simplify(rows / IntImm(per_block))
+    parts: list[tuple[str, Expr]] = [
+        ("row", blocks),
+        ("s", IntImm(walk.steps)),
+        ("t", IntImm(walk.threads)),
+    ]
     if per_block > 1:
-        parts.insert(1, ("warp", per_block))
+        parts.insert(1, ("warp", IntImm(per_block)))
     if lanes > 1:
-        parts.append(("v", lanes))
+        parts.append(("v", IntImm(lanes)))
     loop_vars = [
-        Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=extent) for part, extent in parts
+        Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=_upper(extent))
+        for part, extent in parts
     ]
     block_row = loop_vars[0]
     step, thread = loop_vars[2 if per_block > 1 else 1], loop_vars[3 if per_block > 1 else 2]
     lane = loop_vars[-1] if lanes > 1 else None
     row = block_row if per_block == 1 else block_row * IntImm(per_block) + loop_vars[1]
-    if per_block > 1 and walk.rows % per_block:
+    if per_block > 1 and isinstance(rows, IntImm) and walk.rows % per_block:
         # A warp past the last row loads the last row again: finish_schedule clamps
         # the rows of cross-thread Reduces the same way (every warp must reach the
         # combine), and such a warp then folds and stores that row's values bit for bit.
         row = Min(row, IntImm(walk.rows - 1))
     ivs = [
-        Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=n)
-        for k, n in enumerate(walk.cache_shape)
+        Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=_upper(n))
+        for k, n in enumerate(walk.cache_dims)
     ]
     col = walk.column(ivs[1], ivs[2], ivs[3] if lanes > 1 else None)
     at = {**walk.unflat(ivs[0], walk.kept), **walk.unflat(col, walk.axes)}
@@ -438,7 +487,10 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     guarded = walk.steps * walk.threads * lanes != walk.cols
     if guarded and lanes == 1:
         value = IfThenElse(LT(col, IntImm(walk.cols)), value)
-    read_vars = [Var(f"{buffer.name}_d{i}", lower=0, upper=n) for i, n in enumerate(walk.shape)]
+    read_vars = [
+        Var(f"{buffer.name}_d{i}", lower=0, upper=_upper(walk.dim(i)))
+        for i in range(len(walk.shape))
+    ]
     block = ScheduleBlock(
         ivs,
         [BufferRange(buffer, read_vars)],
@@ -458,6 +510,12 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     if per_block > 1:
         nest = For(loop_vars[1], 0, per_block, ForType.SERIAL, nest, WARP_ROW_AXIS)
     return For(block_row, 0, parts[0][1], ForType.SERIAL, nest, ROW_AXIS)
+
+
+def _upper(extent: Expr) -> int | None:
+    """A loop var's constant upper bound; none for a symbolic extent (as lowering's own
+    loop vars over a symbolic dim)."""
+    return extent.value if isinstance(extent, IntImm) else None
 
 
 def _prepend(body: object, nest: For) -> object:
