@@ -80,12 +80,13 @@ from cinn_py.cli_report import (
     where_line,
 )
 from cinn_py.driver import program_cache
-from cinn_py.driver.pir_compiler import PIRCompiler, Stages, group_source
+from cinn_py.driver.pir_compiler import FusedKernel, PIRCompiler, Stages, group_source
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.group_ops import groups_to_dot, groups_to_program
 from cinn_py.hlir.op_lowering.lower import symbolic_blocker
 from cinn_py.ir.expr import Var
+from cinn_py.ir.group_schedule.finish import ScheduleResult
 from cinn_py.ir.printer import print_ir
 from cinn_py.perf import report as perf_report
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
@@ -537,15 +538,16 @@ def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) ->
             kernel.group,
             stages.names,
             renamed,
-            launch_line(info, kernel.scheduled.func),
-            kernel.scheduled.tactic,
+            launch_line(info, scheduled.func),
+            scheduled.tactic,
         )
+        + _variant_note(kernel, scheduled)
         + "".join(
             f"// {other.group.name} launches {info.name}\n"
             for other in stages.fused
             if other.shares is kernel
         )
-        for kernel, info in zip(stages.distinct, source.kernels, strict=True)
+        for (kernel, scheduled), info in zip(stages.rendered, source.kernels, strict=True)
     }
     text = annotate_kernels(source.source, headings)
     header = runtime_header().rstrip()
@@ -561,6 +563,17 @@ def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) ->
     if with_header:
         text += f"\n// ---- the runtime header (pasted above the kernels when compiled) ----\n{header}\n"
     return text
+
+
+def _variant_note(kernel: FusedKernel, scheduled: ScheduleResult) -> str:
+    """The heading line of an aligned variant: when it is launched instead."""
+    aligned = kernel.aligned
+    if aligned is None or scheduled is not aligned.scheduled:
+        return ""
+    return (
+        f"// aligned variant: launched instead of fn_{kernel.group.name} where "
+        f"{aligned.dim} % {aligned.lanes} == 0\n"
+    )
 
 
 def _compiler(program: Program, args: argparse.Namespace) -> PIRCompiler:

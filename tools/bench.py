@@ -806,6 +806,21 @@ def compile_dynamic(case: Case, target: str) -> Any:
     return cinn_py.compile(parse_program(dynamic_text(case)), target=target)
 
 
+def all_dynamic_text(case: Case) -> str | None:
+    """`case`'s program with every dim of every value -1 (rows of a symbolic length
+    too: a softmax over a -1 sequence; its kernels come as a scalar kernel and an
+    aligned variant, `driver/aligned_variants.py`), or None for a case with parameters
+    (their dims are static, and tie the feeds' dims to them)."""
+    if any(t.param for t in case.inputs):
+        return None
+    return case.family.program(tuple(-1 for _ in case.shape), case.dtype)
+
+
+def compile_all_dynamic(case: Case, target: str) -> Any | None:
+    text = all_dynamic_text(case)
+    return None if text is None else cinn_py.compile(parse_program(text), target=target)
+
+
 def symbolic_kernels(exe: Any) -> int:
     """How many of the last compile's kernels take symbolic dims (`=S0` arguments)."""
     return sum(1 for k in exe.kernels if any(a.startswith("=") for a in k.args))
@@ -854,6 +869,17 @@ def smoke_case(
         parts = [f"{list(tiny.shape)} {target}: {describe_groups(exe)}; {result.message}"]
         if symbolic:
             parts.append(f"{symbolic_kernels(exe)} symbolic kernel(s)")
+            every = compile_all_dynamic(tiny, target)
+            if every is not None:
+                got = every.run(feeds, params=params or None)["out0"]
+                checked = check(np, got, want, tiny.dtype, tiny.family.tolerance_scale)
+                if not checked.ok:
+                    return SmokeResult(
+                        case.name,
+                        False,
+                        f"every dim -1: wrong at {list(tiny.shape)}: {checked.message}",
+                    )
+                parts.append(f"every dim -1: {symbolic_kernels(every)} symbolic kernel(s) ok")
         if nvrtc:
             parts.append(gpu_codegen(case))
         return SmokeResult(case.name, True, "; ".join(parts))
@@ -900,7 +926,8 @@ class Options:
     budget: float = 2.0
     torch_compile: bool = True
     symbolic: bool = False
-    """Also time the program with -1 rows (symbolic kernels) against the static one."""
+    """Also time the program with -1 rows (symbolic kernels) against the static one, and
+    where the case has no parameters with every dim -1 (rows of symbolic length)."""
 
 
 def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict[str, Any]:
@@ -970,8 +997,17 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
         runtime = exe.runtime_program
         return (lambda: runtime.execute(runtime.scope)), output
 
+    def every_dim() -> tuple[Callable[[], Any], Any]:
+        exe = compile_all_dynamic(case, backend.target)
+        output = backend.run_compiled(exe, feeds, params)
+        result["symbolic_all_kernels"] = [k.name for k in exe.kernels]
+        runtime = exe.runtime_program
+        return (lambda: runtime.execute(runtime.scope)), output
+
     if options.symbolic:
         measure("cinn_py_symbolic", symbolic)
+        if all_dynamic_text(case) is not None:
+            measure("cinn_py_symbolic_all", every_dim)
 
     if torch_fn is not None:
         eager = torch_fn
@@ -1041,7 +1077,15 @@ def symbolic_row(result: dict[str, Any]) -> str:
         ratio = f"{result['cinn_py_symbolic_s'] / result['cinn_py_s']:.2f}x"
     kernels = result.get("symbolic_kernels")
     note = "" if kernels is None else f" ({kernels} symbolic kernel(s))"
-    return f"| {result['case']} | {static} | {dynamic}{note} | {ratio} |"
+    every, every_ratio = "n/a (parameters)", ""
+    if "cinn_py_symbolic_all_s" in result or "cinn_py_symbolic_all_error" in result:
+        every = _cell(result, "cinn_py_symbolic_all")
+        names = result.get("symbolic_all_kernels") or []
+        if any(name.rsplit("_", 1)[-1].startswith("aligned") for name in names):
+            every += " (aligned variant)"
+    if "cinn_py_s" in result and "cinn_py_symbolic_all_s" in result:
+        every_ratio = f"{result['cinn_py_symbolic_all_s'] / result['cinn_py_s']:.2f}x"
+    return f"| {result['case']} | {static} | {dynamic}{note} | {ratio} | {every} | {every_ratio} |"
 
 
 def baseline_row(result: dict[str, Any], copy_bw: float) -> str:
@@ -1081,8 +1125,9 @@ def report(
     symbolic = [r for r in results if "cinn_py_symbolic_s" in r or "cinn_py_symbolic_error" in r]
     if symbolic:
         lines += [
-            "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static |",
-            "| --- " * 4 + "|",
+            "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static "
+            "| every dim -1 ms | every dim -1 / static |",
+            "| --- " * 6 + "|",
             *(symbolic_row(r) for r in symbolic),
             "",
         ]
@@ -1179,8 +1224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--symbolic",
         action="store_true",
-        help="also run each case with -1 rows (symbolic kernels): timed against the "
-        "static program in the same run; with --smoke, checked instead of it",
+        help="also run each case with -1 rows (symbolic kernels), and with every dim -1 "
+        "where it has no parameters: timed against the static program in the same run; "
+        "with --smoke, checked instead of it",
     )
     args = parser.parse_args(argv)
 

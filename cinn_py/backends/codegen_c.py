@@ -302,7 +302,7 @@ class CRenderer(Visitor):
         wraps) rather than an index (plain `int` arithmetic)."""
         self.value_vars: set[str] = {a.name for a in func.args if isinstance(a.value, e.Var)}
         """IR names of the Vars holding values (scalar arguments, Let symbols)."""
-        self._reads_values: dict[int, bool] = {}
+        self._reads_values: dict[int, tuple[e.Expr, bool]] = {}
 
     # ---- output ------------------------------------------------------------------------
 

@@ -47,13 +47,16 @@ from cinn_py.backends.codegen_lanes import (
     VectorPlan,
     contiguous_base,
     is_on_chip,
+    is_uniform,
     plan_vector_loop,
+    substitute,
 )
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
-from cinn_py.ir.visitor import Visitor, structural_key
+from cinn_py.ir.simplify import simplify
+from cinn_py.ir.visitor import Visitor, structural_equal, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
@@ -504,7 +507,8 @@ class CudaRenderer(CRenderer):
         its `.v[lane]` in an unrolled loop. A row walk too long to cache in registers
         (`factorize_reduction(lanes=V)` without `cache_read`) then issues 16-byte
         loads; a guarded step (under a Select) and other loads stay scalar."""
-        runs = self._lane_runs(nodes, var)
+        guard = self._lane_guard(nodes, var)
+        runs = self._lane_runs(nodes, var, guard is not None)
         if not runs:
             super().open_innermost_reduce_loop(stack, nodes, var, unroll, ends)
             return
@@ -514,7 +518,13 @@ class CudaRenderer(CRenderer):
             vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
             name = self.names.fresh(f"{buffer}_vec")
             pointer = f"{self.names.lookup(buffer)} + {self.index(base)}"
-            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            fetch = f"*reinterpret_cast<const {vec}*>({pointer})"
+            if guard is None:
+                self.line(f"const {vec} {name} = {fetch};")
+            else:  # a masked step: the lanes read the vector only where the mask holds
+                self.line(f"{vec} {name} = {{}};")
+                with self.braced(f"if ({self.value(guard)})"):
+                    self.line(f"{name} = {fetch};")
             slots.update({id(load): name for load in loads})
         self.line("#pragma unroll")
         stack.enter_context(self.names.scope())
@@ -525,18 +535,38 @@ class CudaRenderer(CRenderer):
         self._lane_loads = {**outer, **{key: f"{name}.v[{lane}]" for key, name in slots.items()}}
         stack.callback(setattr, self, "_lane_loads", outer)
 
+    def _lane_guard(self, nodes: list[e.Reduce], var: e.Var) -> e.Expr | None:
+        """The mask every node's body sits under, at lane 0, where it is the same for
+        every lane of a vector (`codegen_lanes.is_uniform`: a row of symbolic length in
+        its aligned variant, masked past `(S1 / 8) * 8`): the vector loads of the masked
+        body are then issued under it. None without one shared uniform mask."""
+        lanes = var.upper
+        if var.lower != 0 or lanes not in (2, 4, 8, 16):
+            return None
+        conds = [n.body.condition for n in nodes if isinstance(n.body, e.Select)]
+        if len(conds) != len(nodes) or any(not structural_equal(c, conds[0]) for c in conds):
+            return None
+        if any(not structural_equal(n.body.false_value, n.init) for n in nodes):
+            return None
+        if not is_uniform(conds[0], var.name, lanes):
+            return None
+        return simplify(substitute(conds[0], {var.name: e.IntImm(0, var.dtype)}))
+
     def _lane_runs(
-        self, nodes: list[e.Reduce], var: e.Var
+        self, nodes: list[e.Reduce], var: e.Var, guarded: bool = False
     ) -> dict[tuple[str, tuple], tuple[e.Expr, list[e.Load]]]:
         """The vector loads of the lane loop: per (buffer, base's key), the base and the
-        Loads that read lane `var` of it (empty when `var` is no lane axis)."""
+        Loads that read lane `var` of it (empty when `var` is no lane axis). `guarded`:
+        the bodies are `Select(mask, value, identity)` under a lane-uniform mask
+        (`_lane_guard`), whose value's loads count as read on every step."""
         lanes = var.upper
         if var.lower != 0 or lanes not in (2, 4, 8, 16) or self._plan is not None:
             return {}
         runs: dict[tuple[str, tuple], tuple[e.Expr, list[e.Load]]] = {}
+        bodies = [n.body.true_value if guarded else n.body for n in nodes]
         for every_step in (True, False):  # a conditional load may read a loaded run
-            for node in nodes:
-                for load in _body_loads(node.body, every_step):
+            for body in bodies:
+                for load in _body_loads(body, every_step):
                     if is_on_chip(load.tensor) or load.dtype.itemsize * lanes > 16:
                         continue
                     if id(load) in self._lane_loads:

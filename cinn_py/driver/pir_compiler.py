@@ -51,6 +51,7 @@ import numpy as np
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
 from cinn_py.driver import compile_pool, progress
+from cinn_py.driver.aligned_variants import AlignedVariant, aligned_variant
 from cinn_py.driver.kernel_dedup import launch_of, schedule_once, share_kernels
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
@@ -115,6 +116,9 @@ class FusedKernel:
     symbolic_fallback: str | None = None
     """Why a group lowered with symbolic dims was lowered again with numbers: what its
     tactic or codegen said of the symbolic function (`cinn-py groups --symbolic`)."""
+    aligned: AlignedVariant | None = None
+    """The kernel's vector variant for rows whose symbolic length is a multiple of the
+    vector (`aligned_variants`), rendered next to it; None for most kernels."""
 
     @property
     def kernel(self) -> FusedKernel:
@@ -140,6 +144,13 @@ class Stages:
         """The fused groups with a kernel of their own (all of them before codegen), in
         order: the kernels of the translation unit."""
         return [k for k in self.fused if k.shares is None]
+
+    @property
+    def rendered(self) -> list[tuple[FusedKernel, ScheduleResult]]:
+        """Each kernel of the translation unit, in order, with the group it is made for:
+        the distinct kernels, then their aligned variants (`aligned_variants`)."""
+        kernels = [(k, k.scheduled) for k in self.distinct]
+        return kernels + [(k, k.aligned.scheduled) for k in self.distinct if k.aligned]
 
 
 def check_supported(program: Program) -> None:
@@ -265,11 +276,20 @@ class PIRCompiler:
             first = share_kernels([s.func for s in schedules], origins)
             for kernel, index in zip(result.fused, first, strict=True):
                 kernel.shares = None if result.fused[index] is kernel else result.fused[index]
+            if values is not None:
+                for kernel in result.distinct:
+                    if any(isinstance(arg.value, Var) for arg in kernel.scheduled.func.args):
+                        kernel.aligned = aligned_variant(
+                            kernel.lowered,
+                            kernel.scheduled,
+                            kernel.group.reduce_pattern,
+                            target_info,
+                        )
         if until == "scheduled":
             return result
         with self._timed("codegen"), bound_dims(values):
             if result.fused:
-                funcs = [k.scheduled.func for k in result.distinct]
+                funcs = [scheduled.func for _, scheduled in result.rendered]
                 result.source = self.target.render(funcs, compile_pool.UNIT_SIZE)
                 self._dump.write("kernels.cu", result.source.source)
                 for index, unit in enumerate(result.source.units):
@@ -321,6 +341,9 @@ class PIRCompiler:
             if group.kind is GroupKind.FUSED:
                 shared = fused[group.name].kernel
                 info = kernels.get(kernel_name(shared.group))
+                aligned = shared.aligned
+                if aligned is not None and aligned.applies(self.symbolic_dims.by_name):
+                    info = kernels.get(aligned.name)  # the rows' length is a vector multiple
                 if info is None:
                     raise CompileError(f"codegen made no kernel {kernel_name(shared.group)}")
                 own = fused[group.name].scheduled.func

@@ -241,11 +241,20 @@ def _add_terms(a: Terms, b: Terms, sign: int) -> Terms:
 
 
 def _merge_div_mod(terms: Terms, const: int) -> tuple[Terms, int]:
-    """`k*c * (x / c) + k * (x % c)` is `k * x` (true for C semantics on any sign)."""
+    """`k*c * (x / c) + k * (x % c)` is `k * x` (true for C semantics on any sign), and
+    so is `k * ((x / d) * d) + k * (x % d)` for a divisor d that is no constant (a
+    symbolic dim: a flat index split into a row and a column of symbolic length)."""
     for key, (t, k) in terms.items():
-        c = _int_const(t.b) if isinstance(t, e.Mod) else None
-        if c is None or k == 0:
+        if not isinstance(t, e.Mod) or k == 0:
             continue
+        c = _int_const(t.b)
+        if c is None:
+            rest = _merge_symbolic_div_mod(terms, key, t, k)
+            if rest is None:
+                continue
+            inner, inner_const = _affine(t.a)
+            scaled = {kk: (tt, cc * k) for kk, (tt, cc) in inner.items()}
+            return _merge_div_mod(_add_terms(rest, scaled, 1), const + inner_const * k)
         div_key = structural_key(e.Div(t.a, t.b))
         div = terms.get(div_key)
         if div is None or div[1] != k * c:
@@ -255,6 +264,22 @@ def _merge_div_mod(terms: Terms, const: int) -> tuple[Terms, int]:
         scaled = {kk: (tt, cc * k) for kk, (tt, cc) in inner.items()}
         return _merge_div_mod(_add_terms(rest, scaled, 1), const + inner_const * k)
     return terms, const
+
+
+def _merge_symbolic_div_mod(terms: Terms, key: tuple, mod: e.Mod, k: int) -> Terms | None:
+    """The terms without `mod` = `x % d` and its partner `(x / d) * d` (either operand
+    order, the same coefficient k), or None where the partner is missing. Only for
+    index arithmetic (d reads no value): the IR defines `x / 0` and `x % 0` as 0, and a
+    symbolic d that is 0 leaves nothing to index."""
+    if reads_values(mod.b):
+        return None
+    div = e.Div(mod.a, mod.b)
+    for partner in (e.Mul(div, mod.b), e.Mul(mod.b, div)):
+        partner_key = structural_key(partner)
+        found = terms.get(partner_key)
+        if found is not None and found[1] == k:
+            return {kk: tc for kk, tc in terms.items() if kk not in (key, partner_key)}
+    return None
 
 
 def _order(item: tuple[e.Expr, int]) -> tuple:
@@ -336,14 +361,20 @@ def _split(x: e.Expr, c: int) -> tuple[e.Expr, e.Expr, Bounds | None] | None:
 
 
 def reads_values(
-    x: e.Expr, value_vars: frozenset[str] = frozenset(), memo: dict[int, bool] | None = None
+    x: e.Expr,
+    value_vars: frozenset[str] = frozenset(),
+    memo: dict[int, tuple[e.Expr, bool]] | None = None,
 ) -> bool:
     """Whether `x` computes on values (what a Load, Call, Reduce or float conversion
     gives, or a Var named in `value_vars`), not only on loop and iter vars and
     constants (index arithmetic, which is assumed not to overflow). `memo` (by node
-    `id`) keeps a walk over a shared DAG linear."""
-    if memo is not None and id(x) in memo:
-        return memo[id(x)]
+    `id`) keeps a walk over a shared DAG linear; it holds each node with its answer, so
+    an id that a collected node's successor reuses (codegen builds expressions as it
+    goes: a loop's end, a vector load's mask) is not taken for it."""
+    if memo is not None:
+        hit = memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
     if isinstance(x, (e.Load, e.Call, e.Reduce, e.ArgReduce)):
         found = True
     elif isinstance(x, e.Var):
@@ -359,7 +390,7 @@ def reads_values(
         )
         found = any(reads_values(child, value_vars, memo) for child in children)
     if memo is not None:
-        memo[id(x)] = found
+        memo[id(x)] = (x, found)
     return found
 
 

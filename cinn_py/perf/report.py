@@ -127,7 +127,12 @@ def perf_report(
     resources = parse_ptxas_log(log)
     functions = parse_sass(disassemble(cubin))
     dims = compiler.symbolic_dims
-    for kernel, info in zip(stages.distinct, stages.source.kernels, strict=True):
+    for (kernel, scheduled), info in zip(stages.rendered, stages.source.kernels, strict=True):
+        aligned = kernel.aligned
+        if aligned is not None and (scheduled is aligned.scheduled) != aligned.applies(
+            dims.by_name
+        ):
+            continue  # the kernel of the pair this signature does not launch
         if info.name not in functions or info.name not in resources:
             raise CinnError(f"{info.name}: not in the CUBIN's SASS or ptxas's report")
         launches = [k.group.name for k in stages.fused if k.kernel is kernel]

@@ -446,3 +446,52 @@ def test_reduce_all_takes_the_grid_schedule_of_its_bucket(cache):
     assert ") / 64) < v_S0) ? var_0[" in source
     assert scheduled(700)[1] == source  # same bucket [128, 1024): same kernel
     assert scheduled(1025)[1] != source  # next bucket
+
+
+# Softmax over rows of symbolic length in half precision: the scalar kernel for every
+# length, its aligned variant (8-lane vectors) launched where 8 divides the length.
+SOFTMAX_F16 = SOFTMAX.replace("float32", "float16").replace("xf32>", "xf16>")
+
+# An elementwise op over a [-1, -1] matrix: the flat tactic's variant walks float4s.
+EXP_ADD = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>
+    (%1) = "pd_op.exp" (%0) {stop_gradient:[true]} : (tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+    (%2) = "pd_op.add" (%1, %0) {stop_gradient:[true]} : (tensor<-1x-1xf32>, tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x-1xf32>) ->
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols"), [(1, 1), (3, 7), (7, 8), (2, 16), (33, 129), (5, 1000), (3, 1024), (2, 3000)]
+)
+def test_rows_of_symbolic_length_match_numpy_aligned_or_not(cache, rows, cols):
+    exe = cinn_py.compile(parse_program(SOFTMAX_F16), "cuda-emu")
+    x = np.random.default_rng(cols).standard_normal((rows, cols)).astype(np.float16)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got.astype(np.float64), softmax_reference(x), rtol=5e-3, atol=2e-4)
+    (step,) = exe.kernels
+    assert step.name.endswith("_aligned8") == (cols % 8 == 0)
+
+
+def test_aligned_and_unaligned_lengths_share_one_unit(cache):
+    aligned = source_for(SOFTMAX_F16, x=(3, 1000))
+    assert source_for(SOFTMAX_F16, x=(3, 1001)) == aligned == source_for(SOFTMAX_F16, x=(9, 200))
+    assert "fn_group_0_aligned8(" in aligned and "fn_group_0(" in aligned
+    variant = aligned[aligned.index("fn_group_0_aligned8(") :]
+    # the masked steps load 16 bytes under the mask, once per step
+    assert "var_0_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(" in variant
+    assert "if (((r_0_o * 256) + (r_0_t * 8)) < cinn_wrap_mul(v_S1 / 8, 8))" in variant
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(1, 1), (3, 4), (7, 33), (5, 64), (129, 7)])
+def test_elementwise_variant_matches_numpy(cache, rows, cols):
+    exe = cinn_py.compile(parse_program(EXP_ADD), "cuda-emu")
+    x = np.random.default_rng(rows).standard_normal((rows, cols), dtype=np.float32)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got, np.exp(x) + x, rtol=2e-6, atol=1e-6)
+    (step,) = exe.kernels
+    assert step.name.endswith("_aligned4") == (cols % 4 == 0)
+    if cols % 4 == 0:
+        assert "cinn_vec<float, 4>" in source_for(EXP_ADD, x=(rows, cols))

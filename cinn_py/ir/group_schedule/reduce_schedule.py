@@ -163,6 +163,32 @@ def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
     return bound
 
 
+def symbolic_lanes(func: LoweredFunc, pattern: RowPattern, bound: int) -> int:
+    """V for a row of symbolic length: `lanes_for`'s 16 bytes, halved until V divides
+    both the length's constant factor (`static_factor`: 8 for the aligned variant's
+    `(S1 / 8) * 8`, `hlir.symbolic_dims`'s vector variants) and its bucket's bound; 1
+    for a length that is all symbol (`S1`: its scalar variant)."""
+    if not pattern.innermost:
+        return 1
+    reduces = find_reduces(func.body)
+    if reduces and all(isinstance(r, ArgReduce) for r in reduces):
+        return 1
+    full = [
+        arg.value
+        for arg in func.args
+        if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
+    ]
+    if not full:
+        return 1
+    factor = 1
+    for d in pattern.axes:
+        factor *= static_factor(full[0].shape[d])
+    lanes = min(MAX_LANES, max(1, VECTOR_BYTES // min(b.dtype.itemsize for b in full)))
+    while lanes > 1 and (factor % lanes or bound % lanes):
+        lanes //= 2
+    return lanes
+
+
 def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
     """The constant factor of the rows of a symbolic function (`static_factor` of the
     product of a full-shaped argument's kept dims): 32 for `S0 * 32 * S1`; 1 where no
@@ -196,8 +222,9 @@ def schedule_rows(
     if bound is None:
         lanes = lanes_for(func, pattern)
         threads = threads_for(pattern.cols, target, lanes)
-    else:  # a symbolic row length: threads for its bucket, scalar accesses
-        lanes, threads = 1, threads_for(bound, target)
+    else:  # a symbolic row length: threads for its bucket
+        lanes = symbolic_lanes(func, pattern, bound)
+        threads = threads_for(bound, target, lanes)
     per_block = rows_per_block(pattern, threads, target)
     if _symbolic(func) and rows_factor(func, pattern) % per_block:
         # One row a block: the rows of a block past the last row would need their
@@ -373,8 +400,13 @@ def _schedule_full(
     _bind_rows(sch, kept, per_block)
     col = fuse_all(sch, reduced)
     steps = -(-pattern.cols // (threads * lanes))
-    if not isinstance(sch.get(col).extent, IntImm):  # a symbolic row length
-        _, thread = sch.split(col, [-1, threads])
+    extent = sch.get(col).extent
+    if not isinstance(extent, IntImm):  # a symbolic row length
+        if lanes > 1 and static_factor(extent) % lanes == 0:
+            _, thread, lane = sch.split(col, [-1, threads, lanes])
+            sch.vectorize(lane, lanes)
+        else:
+            _, thread = sch.split(col, [-1, threads])
         sch.bind(thread, THREAD_AXIS)
         return
     if lanes == 1:

@@ -154,11 +154,23 @@ def _split_symbolic(
     for var, size in zip(new_vars[1:], sizes[1:], strict=True):
         value = value * size + var
     body: Stmt = substitute_stmt(loop.body, {name: value})
-    if not exact:
+    # The guard sits around the innermost loops whose extents multiply to a divisor of
+    # the extent's constant factor: `(S1 / 8) * 8` split [-1, T, 8] is guarded by
+    # `o * T + t < S1 / 8` around the loop of 8 (which vectorize then takes whole).
+    whole, suffix = 1, len(new_vars)
+    while suffix > 1 and static_factor(extent) % (whole * items[suffix - 1]) == 0:
+        whole *= items[suffix - 1]
+        suffix -= 1
+    if not exact and suffix == len(new_vars):
         body = IfThenElse(value.lt(extent), body)
     for k in reversed(range(len(new_vars))):
         inner = body if k == len(new_vars) - 1 else Block([body])
         body = For(new_vars[k], 0, sizes[k], ForType.SERIAL, inner)
+        if not exact and k == suffix and suffix < len(new_vars):
+            prefix: Expr = new_vars[0]
+            for var, size in zip(new_vars[1:suffix], sizes[1:suffix], strict=True):
+                prefix = prefix * size + var
+            body = IfThenElse(prefix.lt(simplify(extent / IntImm(whole, dtype))), body)
     return replace(func, loop, body), [v.name for v in new_vars]
 
 
