@@ -563,15 +563,17 @@ class CRenderer(Visitor):
             # A body masked past a symbolic length (a bucket's bound): the outermost
             # loop ends at the last step that can contribute (`ir.live_steps`).
             first = nodes[0].reduce_axis[0]
+            # (where the body reads registers the loop must unroll to constant indices:
+            # the end is then a uniform branch around each step instead)
             live = live_extent(nodes, first)
             ends = {} if live is None else {first.name: live}
             self.open_reduce_loops(stack, tuple(outer), "ir.Reduce", unroll, ends)
-            self.open_innermost_reduce_loop(stack, nodes, innermost, unroll, ends)
+            bodies = self.open_innermost_reduce_loop(stack, nodes, innermost, unroll, ends)
             values = []
-            for node in nodes:
-                self.hoist_reductions(node.body)
+            for node, body in zip(nodes, bodies, strict=True):
+                self.hoist_reductions(body)
                 value = self.names.fresh("v")
-                self.line(f"const {self.type_name(node.dtype)} {value} = {self.value(node.body)};")
+                self.line(f"const {self.type_name(node.dtype)} {value} = {self.value(body)};")
                 values.append(value)
             for node, acc, value in zip(nodes, accs, values, strict=True):
                 self.line(f"{acc} = {self.combine(node, acc, value)};")
@@ -600,10 +602,12 @@ class CRenderer(Visitor):
         var: e.Var,
         unroll: bool,
         ends: Mapping[str, e.Expr] | None = None,
-    ) -> None:
+    ) -> list[e.Expr]:
         """The loop over the innermost axis of serial Reduces `nodes` (a hook: CUDA
-        loads contiguous runs along it as vectors first)."""
+        loads contiguous runs along it as vectors first); returns what each node folds
+        a step (its body; CUDA may take a masked body's value under a branch)."""
         self.open_reduce_loops(stack, (var,), "ir.Reduce", unroll, ends)
+        return [node.body for node in nodes]
 
     def open_reduce_loops(
         self,
@@ -620,7 +624,8 @@ class CRenderer(Visitor):
         for var in axes:
             if var.lower is None or var.upper is None:
                 raise self.unsupported(what, f"axis '{var.name}' has no constant range")
-            end = str(var.upper) if not ends or var.name not in ends else self.index(ends[var.name])
+            live = None if not ends or var.name not in ends else self.index(ends[var.name])
+            end = str(var.upper) if live is None or unroll else live
             if unroll:
                 self.line("#pragma unroll")
             stack.enter_context(self.names.scope())
@@ -628,6 +633,8 @@ class CRenderer(Visitor):
             index = self.type_name(var.dtype)
             head = f"for ({index} {name} = {var.lower}; {name} < {end}; ++{name})"
             stack.enter_context(self.braced(head))
+            if live is not None and unroll:  # unrolled to constant indices: skip by step
+                stack.enter_context(self.braced(f"if ({name} < {live})"))
 
     def emit_cross_thread_reduction(self, node: e.Reduce) -> None:
         """A Reduce across the threads of a block: only a CUDA kernel has threads."""

@@ -500,31 +500,32 @@ class CudaRenderer(CRenderer):
         var: e.Var,
         unroll: bool,
         ends: Mapping[str, e.Expr] | None = None,
-    ) -> None:
+    ) -> list[e.Expr]:
         """A lane axis (innermost, from 0, 2..16 lanes of at most 16 bytes) along which
         a Reduce body loads a contiguous, aligned run of a global buffer on every step:
         each run is one vector load before the lane loop (`cinn_vec`), the lanes read
         its `.v[lane]` in an unrolled loop. A row walk too long to cache in registers
         (`factorize_reduction(lanes=V)` without `cache_read`) then issues 16-byte
-        loads; a guarded step (under a Select) and other loads stay scalar."""
+        loads. Bodies masked by one mask that is the same for every lane (`_lane_guard`:
+        a row of symbolic length in its aligned variant, or a static row the vector
+        divides) take one branch a step around the lane loop, and the lanes fold the
+        masked value with no mask; other guarded loads stay scalar."""
         guard = self._lane_guard(nodes, var)
+        bodies = [node.body for node in nodes]
+        if guard is not None:  # the step is wholly in or wholly past the row
+            stack.enter_context(self.braced(f"if ({self.value(guard)})"))
+            bodies = [node.body.true_value for node in nodes]
         runs = self._lane_runs(nodes, var, guard is not None)
         if not runs:
             super().open_innermost_reduce_loop(stack, nodes, var, unroll, ends)
-            return
+            return bodies
         lanes = var.upper
         slots: dict[int, str] = {}
         for (buffer, _), (base, loads) in runs.items():
             vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
             name = self.names.fresh(f"{buffer}_vec")
             pointer = f"{self.names.lookup(buffer)} + {self.index(base)}"
-            fetch = f"*reinterpret_cast<const {vec}*>({pointer})"
-            if guard is None:
-                self.line(f"const {vec} {name} = {fetch};")
-            else:  # a masked step: the lanes read the vector only where the mask holds
-                self.line(f"{vec} {name} = {{}};")
-                with self.braced(f"if ({self.value(guard)})"):
-                    self.line(f"{name} = {fetch};")
+            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
             slots.update({id(load): name for load in loads})
         self.line("#pragma unroll")
         stack.enter_context(self.names.scope())
@@ -534,6 +535,7 @@ class CudaRenderer(CRenderer):
         outer = self._lane_loads
         self._lane_loads = {**outer, **{key: f"{name}.v[{lane}]" for key, name in slots.items()}}
         stack.callback(setattr, self, "_lane_loads", outer)
+        return bodies
 
     def _lane_guard(self, nodes: list[e.Reduce], var: e.Var) -> e.Expr | None:
         """The mask every node's body sits under, at lane 0, where it is the same for

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cinn_py.errors import ShapeError
+from cinn_py.ir.buckets import REDUCE_BUCKETS, bucket_bound
 from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.expr import Add, Div, Expr, IntImm, Max, Min, Mul, Var
 from cinn_py.pir import dim_expr as d
@@ -45,14 +46,6 @@ from cinn_py.pir.value import Value
 
 Dim = int | Expr
 """A lowered dim: a number, or an index expression over the symbols' Vars."""
-
-REDUCE_BUCKETS = (128, 1024, 8192, *(2**k for k in range(14, 21)))
-"""A reduction over a symbolic dim (softmax over a sequence) iterates to the bound of
-the dim's bucket, [2, 128), [128, 1024), [1024, 8192), then powers of two up to 2**20
-(long contexts: at most twice the steps the dim has, the extra ones masked and loading
-nothing), with the steps past the dim masked off: a static extent the row schedule can
-factor into threads, the same for every length in the bucket. A longer dim is compiled
-per shape."""
 
 SYMBOL_LOWER_BOUND = 1
 """Every symbol a kernel reads is at least 1 (a symbol that may broadcast is at least 2:
@@ -102,9 +95,9 @@ class SymbolicDims:
         """The bucket bound (`REDUCE_BUCKETS`) of a symbolic extent's value at this
         signature; ShapeError past the largest."""
         value = self.evaluate(extent)
-        for bound in REDUCE_BUCKETS:
-            if value < bound:
-                return bound
+        bound = bucket_bound(value)
+        if bound is not None:
+            return bound
         raise ShapeError(
             f"a reduction over {extent!r} = {value}: longer than the largest bucket "
             f"({REDUCE_BUCKETS[-1]}), compiled for its length"

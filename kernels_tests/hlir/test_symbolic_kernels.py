@@ -480,9 +480,15 @@ def test_aligned_and_unaligned_lengths_share_one_unit(cache):
     assert source_for(SOFTMAX_F16, x=(3, 1001)) == aligned == source_for(SOFTMAX_F16, x=(9, 200))
     assert "fn_group_0_aligned8(" in aligned and "fn_group_0(" in aligned
     variant = aligned[aligned.index("fn_group_0_aligned8(") :]
-    # the masked steps load 16 bytes under the mask, once per step
-    assert "var_0_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(" in variant
-    assert "if (((r_0_o * 256) + (r_0_t * 8)) < cinn_wrap_mul(v_S1 / 8, 8))" in variant
+    # the row cached in registers to its bucket's bound (1024), 16 bytes a load, the
+    # loads past the length skipped; the passes skip the steps past it
+    assert "__half var_0_local[32];" in variant
+    assert "if (((var_0_local_s * 256) + (var_0_local_t * 8)) < ((v_S1 / 8) * 8)) {" in variant
+    assert "const cinn_vec<__half, 8> var_0_vec = *reinterpret_cast" in variant
+    assert "if (r_0_o < cinn_min(4, (((v_S1 / 8) * 8) + 255) / 256)) {" in variant
+    assert variant.count("var_0[") == 0  # every read of x is the registers'
+    scalar = aligned[aligned.index("fn_group_0(") : aligned.index("fn_group_0_aligned8(")]
+    assert "var_0_local[" in scalar  # the scalar kernel caches the row too
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(1, 1), (3, 4), (7, 33), (5, 64), (129, 7)])

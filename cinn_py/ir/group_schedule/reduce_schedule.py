@@ -66,6 +66,7 @@ schedule too.
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.buckets import bucket_floor
 from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var
 from cinn_py.ir.group_schedule.distribute import (
@@ -189,6 +190,29 @@ def symbolic_lanes(func: LoweredFunc, pattern: RowPattern, bound: int) -> int:
     return lanes
 
 
+def symbolic_threads(
+    func: LoweredFunc, pattern: RowPattern, bound: int, lanes: int, target: TargetInfo
+) -> int:
+    """T for a row of symbolic length walked to its bucket's `bound`: the row schedule's
+    threads for the bucket's shortest length (`bucket_floor`: each thread holds about
+    4 vectors there, as for a static row of that length), more where the bound would
+    then take more steps than a register cache holds (`MAX_CACHED_STEPS`, and
+    `TargetInfo.row_cache_bytes` of the narrowest full-shaped input): the bucket
+    [8192, 16384) of float32 gets 512 threads, 4 steps live at 8192, 8 near 16384."""
+    sizes = [
+        arg.value.dtype.itemsize
+        for arg in func.args
+        if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
+    ]
+    itemsize = min(sizes, default=4)
+    steps = max(1, min(MAX_CACHED_STEPS, target.row_cache_bytes // (lanes * itemsize)))
+    least = threads_for(bucket_floor(bound), target, lanes)
+    wanted = -(-bound // (lanes * steps))
+    threads = max(least, 1 << (wanted - 1).bit_length())
+    limit = 1 << (target.max_threads_per_block.bit_length() - 1)
+    return max(target.warp_size, min(threads, limit, 1024))
+
+
 def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
     """The constant factor of the rows of a symbolic function (`static_factor` of the
     product of a full-shaped argument's kept dims): 32 for `S0 * 32 * S1`; 1 where no
@@ -224,7 +248,7 @@ def schedule_rows(
         threads = threads_for(pattern.cols, target, lanes)
     else:  # a symbolic row length: threads for its bucket
         lanes = symbolic_lanes(func, pattern, bound)
-        threads = threads_for(bound, target, lanes)
+        threads = symbolic_threads(func, pattern, bound, lanes, target)
     per_block = rows_per_block(pattern, threads, target)
     if _symbolic(func) and rows_factor(func, pattern) % per_block:
         # One row a block: the rows of a block past the last row would need their
@@ -265,15 +289,14 @@ def schedule_rows(
             if temp:
                 local.append(block)
         elif shape == pattern.shape and pattern.cols > 1:
-            _schedule_full(sch, block, pattern, threads, per_block, lanes)
+            _schedule_full(sch, block, pattern, threads, per_block, lanes, bound)
         elif pattern.is_row(shape):
             _schedule_row_store(sch, block, per_block)
         else:
             _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
-    if bound is None:  # a row of symbolic length is read by each pass, not cached
-        _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes)
+    _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes, bound)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
 
@@ -334,14 +357,17 @@ def _cache_rows(
     per_block: int,
     lanes: int,
     budget: int,
+    bound: int | None = None,
 ) -> None:
     """Keeps in registers each input row that several passes read (a softmax's x: the
     max, the sum, the normalize), so the row leaves HBM once; with vectors, also an
     input only a reduction reads, so that its loads are 16 bytes each, issued up front.
     Within the register budget (`budget` bytes a thread, all inputs together:
     `TargetInfo.row_cache_bytes`; a row that does not fit is read again by each pass,
-    from L1/L2), inputs read by several passes first."""
-    steps = -(-pattern.cols // (threads * lanes))
+    from L1/L2), inputs read by several passes first. A row of symbolic length is
+    cached to its bucket's `bound` (the columns past the length not loaded)."""
+    cols = pattern.cols if bound is None else bound
+    steps = -(-cols // (threads * lanes))
     if steps > MAX_CACHED_STEPS:
         return
     wanted: list[tuple[bool, int, str]] = []
@@ -361,8 +387,8 @@ def _cache_rows(
     for _, size, name in sorted(wanted, key=lambda w: w[0]):
         if size > budget:
             continue
-        if cache_problem(sch.func, name, pattern.axes, threads, per_block, lanes) is None:
-            sch.cache_read(name, "local", pattern.axes, threads, per_block, lanes)
+        if cache_problem(sch.func, name, pattern.axes, threads, per_block, lanes, bound) is None:
+            sch.cache_read(name, "local", pattern.axes, threads, per_block, lanes, bound)
             budget -= size
 
 
@@ -392,21 +418,25 @@ def _schedule_full(
     threads: int,
     per_block: int,
     lanes: int = 1,
+    bound: int | None = None,
 ) -> None:
     """Kept dims onto the rows' axes, reduced dims split [steps, threads, lanes]: the
     threads stride over the row in vectors of `lanes` (vectorized: one vector store
-    per output and step)."""
+    per output and step). A row of symbolic length is walked to its bucket's `bound`
+    in a constant number of steps (guarded past the length), as its reductions are,
+    so that a register cache of the row (read at constant indices) serves it too."""
     kept, reduced = kept_then_reduced(sch, block, pattern)
     _bind_rows(sch, kept, per_block)
     col = fuse_all(sch, reduced)
     steps = -(-pattern.cols // (threads * lanes))
     extent = sch.get(col).extent
     if not isinstance(extent, IntImm):  # a symbolic row length
+        outer = -1 if bound is None else -(-bound // (threads * lanes))
         if lanes > 1 and static_factor(extent) % lanes == 0:
-            _, thread, lane = sch.split(col, [-1, threads, lanes])
+            _, thread, lane = sch.split(col, [outer, threads, lanes])
             sch.vectorize(lane, lanes)
         else:
-            _, thread = sch.split(col, [-1, threads])
+            _, thread = sch.split(col, [outer, threads])
         sch.bind(thread, THREAD_AXIS)
         return
     if lanes == 1:

@@ -47,6 +47,7 @@ and a row too long for registers is read again by each pass.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -111,6 +112,10 @@ class RowWalk(RowPattern):
     rows_per_block: int = 1
     lanes: int = 1
     """V: consecutive columns a thread takes per step (a vector)."""
+    length: Expr | None = None
+    """A row of symbolic length (`S1`, or `(S1 / 8) * 8` in an aligned variant): the
+    walk covers `cols`, the length's bucket bound, and the fill loads only the columns
+    under `length`; None for a static row."""
     dim_exprs: tuple[Expr, ...] = ()
     """The buffer's dims as expressions where a kept dim is symbolic (a -1 batch or
     sequence, `hlir.symbolic_dims`): the walk's indices and the fill's row loop use
@@ -141,6 +146,11 @@ class RowWalk(RowPattern):
         """The register cache's logical shape: [rows, S, T] (and V with lanes)."""
         shape = [self.rows, self.steps, self.threads]
         return shape if self.lanes == 1 else [*shape, self.lanes]
+
+    @property
+    def row_end(self) -> Expr:
+        """Where the row's columns end: its symbolic length, or `cols`."""
+        return IntImm(self.cols) if self.length is None else self.length
 
     @property
     def cache_dims(self) -> list[Expr]:
@@ -209,12 +219,14 @@ def cache_read(
     threads: int,
     rows_per_block: int = 1,
     lanes: int = 1,
+    cols: int | None = None,
 ) -> tuple[LoweredFunc, str]:
     """Caches input `buffer_name` in `memory_type` ("local": registers) for a row walk
     over its dims `axes` by `threads` threads (rows on blockIdx.x, or with
     `rows_per_block` R > 1 on blockIdx.x * R + threadIdx.y), `lanes` consecutive
     columns per thread and step; returns the function and the new block's name (also
-    its buffer's)."""
+    its buffer's). `cols`: for a row of symbolic length (one symbolic row dim), the
+    bound the walk covers (the length's bucket, which its reductions iterate to)."""
     if memory_type != MemoryType.LOCAL.value:
         why = (
             "a row walk's cache holds each thread's own elements, in registers; a tile "
@@ -224,7 +236,7 @@ def cache_read(
         )
         raise ScheduleError(PRIMITIVE, buffer_name, f"{why}; use 'local'")
     buffer = _input_buffer(func, buffer_name)
-    walk = _walk(buffer, axes, threads, rows_per_block, lanes)
+    walk = _walk(buffer, axes, threads, rows_per_block, lanes, cols)
     reads, loops = locate_reads(func, buffer_name, walk)
     name = fresh_name(f"{buffer_name}_local", taken_names(func))
     cache = Buffer(name, buffer.dtype, walk.cache_dims, MemoryType.LOCAL, walk.array_dims)
@@ -240,12 +252,13 @@ def cache_problem(
     threads: int,
     rows_per_block: int = 1,
     lanes: int = 1,
+    cols: int | None = None,
 ) -> str | None:
-    """Why `cache_read(buffer_name, "local", axes, threads, rows_per_block, lanes)`
-    would refuse, or None."""
+    """Why `cache_read(buffer_name, "local", axes, threads, rows_per_block, lanes,
+    cols)` would refuse, or None."""
     try:
         buffer = _input_buffer(func, buffer_name)
-        walk = _walk(buffer, axes, threads, rows_per_block, lanes)
+        walk = _walk(buffer, axes, threads, rows_per_block, lanes, cols)
         locate_reads(func, buffer_name, walk)
     except ScheduleError as error:
         return error.why
@@ -287,7 +300,12 @@ def _input_buffer(func: LoweredFunc, name: str) -> Buffer:
 
 
 def _walk(
-    buffer: Buffer, axes: Sequence[int], threads: int, rows_per_block: int, lanes: int = 1
+    buffer: Buffer,
+    axes: Sequence[int],
+    threads: int,
+    rows_per_block: int,
+    lanes: int = 1,
+    cols: int | None = None,
 ) -> RowWalk:
     shape = []
     for dim in buffer.shape:
@@ -299,12 +317,21 @@ def _walk(
     if not dims or any(not 0 <= a < len(shape) for a in dims):
         raise ScheduleError(PRIMITIVE, buffer.name, f"axes {list(axes)} out of range for {shape}")
     symbolic = tuple(d for d, dim in enumerate(buffer.shape) if not isinstance(dim, IntImm))
+    length = None
     if any(d in dims for d in symbolic):
+        (axis,) = dims if len(dims) == 1 else (None,)
+        if axis is None or cols is None or cols < shape[axis]:
+            raise ScheduleError(
+                PRIMITIVE,
+                buffer.name,
+                f"the row dim {buffer.shape[next(d for d in symbolic if d in dims)]!r} is "
+                "symbolic: a register cache needs one row dim and the bound it stays "
+                f"under (cols), got axes {list(dims)}, cols {cols}",
+            )
+        length, shape[axis] = buffer.shape[axis], cols
+    elif cols is not None and cols != math.prod(shape[d] for d in dims):
         raise ScheduleError(
-            PRIMITIVE,
-            buffer.name,
-            f"the row dim {buffer.shape[next(d for d in symbolic if d in dims)]!r} is "
-            "symbolic: a register cache needs a constant row length",
+            PRIMITIVE, buffer.name, f"cols {cols} given for a row of constant length"
         )
     for what, count in (
         ("threads", threads),
@@ -314,7 +341,9 @@ def _walk(
         if not isinstance(count, int) or count < 1:
             raise ScheduleError(PRIMITIVE, buffer.name, f"{what} must be positive, got {count}")
     exprs = tuple(buffer.shape) if symbolic else ()
-    return RowWalk(tuple(shape), dims, threads, rows_per_block, lanes, exprs)
+    if length is not None:  # the walk's row dim is the bound, not the symbolic length
+        exprs = tuple(IntImm(shape[d]) if d in dims else x for d, x in enumerate(exprs))
+    return RowWalk(tuple(shape), dims, threads, rows_per_block, lanes, length, exprs)
 
 
 def _locate(
@@ -484,12 +513,11 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     at = {**walk.unflat(ivs[0], walk.kept), **walk.unflat(col, walk.axes)}
     indices = [at[d] for d in range(len(walk.shape))]
     value: Store | IfThenElse = Store(cache, Load(buffer, indices), ivs)
-    guarded = walk.steps * walk.threads * lanes != walk.cols
+    guarded = walk.length is not None or walk.steps * walk.threads * lanes != walk.cols
     if guarded and lanes == 1:
-        value = IfThenElse(LT(col, IntImm(walk.cols)), value)
+        value = IfThenElse(LT(col, _as(walk.row_end, col)), value)
     read_vars = [
-        Var(f"{buffer.name}_d{i}", lower=0, upper=_upper(walk.dim(i)))
-        for i in range(len(walk.shape))
+        Var(f"{buffer.name}_d{i}", lower=0, upper=_upper(dim)) for i, dim in enumerate(buffer.shape)
     ]
     block = ScheduleBlock(
         ivs,
@@ -503,7 +531,8 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     if lane is not None:
         if guarded:
             # Around the block, in the loop vars: codegen issues the vector load under it.
-            nest = IfThenElse(LT(walk.column(step, thread, lane), IntImm(walk.cols)), nest)
+            position = walk.column(step, thread, lane)
+            nest = IfThenElse(LT(position, _as(walk.row_end, position)), nest)
         nest = For(lane, 0, lanes, ForType.VECTORIZED, nest)
     nest = For(thread, 0, walk.threads, ForType.SERIAL, nest, THREAD_AXIS)
     nest = For(step, 0, walk.steps, ForType.UNROLLED, nest)

@@ -218,16 +218,18 @@ class IRSchedule:
         threads: int,
         rows_per_block: int = 1,
         lanes: int = 1,
+        cols: int | None = None,
     ) -> BlockRef:
         """Keeps input `buffer` in `memory_type` ("local": each thread's registers) for
         a row walk over its dims `axes` by `threads` threads, the rows on blockIdx.x
         (times `rows_per_block`, plus threadIdx.y, when a block takes several rows),
         each thread taking `lanes` consecutive elements (a vector) per step: a new
         block, first, loads each thread's elements once, and every read of `buffer`
-        becomes a read of them. Returns the new block (its buffer has the same name)."""
+        becomes a read of them. `cols`: the bound a row of symbolic length is walked
+        to. Returns the new block (its buffer has the same name)."""
         axes = tuple(axes)
         self._func, name = cache_read.cache_read(
-            self._func, buffer, memory_type, axes, threads, rows_per_block, lanes
+            self._func, buffer, memory_type, axes, threads, rows_per_block, lanes, cols
         )
         output = BlockRef(name)
         inputs = {"buffer": buffer, "memory_type": memory_type, "axes": axes, "threads": threads}
@@ -235,6 +237,8 @@ class IRSchedule:
             inputs["rows_per_block"] = rows_per_block
         if lanes != 1:
             inputs["lanes"] = lanes
+        if cols is not None:
+            inputs["cols"] = cols
         self._record("cache_read", inputs, output)
         return output
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import Expr, IntImm, Mul, Var
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
@@ -123,19 +124,30 @@ def _split_symbolic(
     iter var ranges."""
     block, name = block_names(loop), loop.loop_var.name
     items = list(factors)
-    if items.count(-1) != 1 or any(
-        not isinstance(f, int) or isinstance(f, bool) or (f != -1 and f < 1) for f in items
-    ):
+    if any(not isinstance(f, int) or isinstance(f, bool) or (f != -1 and f < 1) for f in items):
         raise ScheduleError(
             "split",
             block,
             f"loop {name} has the symbolic extent {loop.extent!r}: give positive int "
             f"factors with exactly one -1, got {items}",
         )
+    if items.count(-1) != 1:
+        # All constant: a walk to a bound the extent stays under (a row of symbolic
+        # length walked to its bucket's bound, in a constant number of steps that a
+        # register cache can unroll), checked at the dims being compiled.
+        value = concrete(loop.extent)
+        if items.count(-1) or value is None or value > math.prod(items):
+            raise ScheduleError(
+                "split",
+                block,
+                f"loop {name} has the symbolic extent {loop.extent!r}: give positive int "
+                f"factors with exactly one -1, or constant factors covering its value, "
+                f"got {items}",
+            )
     known = math.prod(f for f in items if f != -1)
     dtype = loop.loop_var.dtype
     extent = loop.extent
-    exact = static_factor(extent) % known == 0  # e.g. S0 * 16 split by 4
+    exact = -1 in items and static_factor(extent) % known == 0  # e.g. S0 * 16 split by 4
     if exact:
         outer = simplify(extent / IntImm(known, dtype)) if known != 1 else extent
     else:

@@ -104,7 +104,7 @@ ERRORS: dict[str, tuple[Callable, Callable[[IRSchedule], object], str]] = {
         odd_loops,
         lambda s: s.split("i_0", [4, 2]),
         "split on block 'var_1': loop i_0 has the symbolic extent n: give positive int "
-        "factors with exactly one -1, got [4, 2]",
+        "factors with exactly one -1, or constant factors covering its value, got [4, 2]",
     ),
     "split loop not from 0": (
         odd_loops,
