@@ -3,7 +3,7 @@ sequence 1, 7, 64, 100, 511, 512 and 1000 and batch 1 to 8 on cuda-emu, each res
 against the reference target, with the kernel compiles at or below the buckets touched.
 
 The buckets this sweep touches: a sequence of 1 (a softmax row of one element is
-scheduled apart), [2, 128) and [128, 1024) (`hlir.symbolic_dims.REDUCE_BUCKETS`); the
+scheduled apart), [2, 128) and [128, 1024) (`ir.buckets.REDUCE_BUCKETS`); the
 batch is a dim no broadcast stretches, so it has no bucket of its own. That is 3
 translation units, each compiled once, whatever the order of the shapes.
 

@@ -1,7 +1,7 @@
 """How many steps of a masked reduction's outer axis can contribute anything.
 
 A reduction over a symbolic dim (a sequence of length `S0`) is lowered over the dim's
-bucket (`hlir.symbolic_dims.REDUCE_BUCKETS`: a static bound, so that every length in
+bucket (`ir.buckets.REDUCE_BUCKETS`: a static bound, so that every length in
 the bucket shares the kernel), its body `Select(r < S0, x, identity)`. Scheduled, the
 axis is split across threads: `for (o = 0; o < 512; ++o) acc += (o * 32 + t < S0) ?
 x[...] : 0`. At S0 = 8192 in the bucket [8192, 16384) half of those steps are masked:

@@ -128,7 +128,7 @@ class LowerContext:
 
     def reduce_bound(self, extent: Any) -> int:
         """The static bound a reduction over the symbolic dim `extent` iterates to (its
-        bucket's: `symbolic_dims.REDUCE_BUCKETS`), the steps past the dim masked off.
+        bucket's: `ir.buckets.REDUCE_BUCKETS`), the steps past the dim masked off.
         Only in a symbolic lowering; a ShapeError past the largest bucket."""
         if self._reduce_bound is None:
             raise self.shape_error(f"a reduction over the symbolic dim {extent!r}")

@@ -144,7 +144,7 @@ def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
 def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
     """For a row of symbolic length (a full-shaped argument's reduced dims read symbolic
     dims), the static bound its reductions iterate to (their axes' extent: the
-    length's bucket, `hlir.symbolic_dims.REDUCE_BUCKETS`); None for a static row."""
+    length's bucket, `ir.buckets.REDUCE_BUCKETS`); None for a static row."""
     symbolic = any(
         isinstance(arg.value, Buffer)
         and _static_shape(arg.value) == pattern.shape
