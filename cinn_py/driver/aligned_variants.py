@@ -22,8 +22,8 @@ whatever its length, so the unit's source, and so its compile, is shared.
 Which kernels: a symbolic function with a dim Var that is the innermost dim of one of
 its buffers (the first such dim of the arguments, in order), V = 16 bytes of the
 narrowest of those buffers' dtypes (at least 2 lanes). The variant is kept only where
-its schedule differs from the scalar kernel's (it found vectors to walk) and codegen
-renders it; otherwise the kernel has none.
+its schedule differs from the scalar kernel's (it found vectors to walk); a unit whose
+variants codegen refuses is rendered again without them (`PIRCompiler`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.errors import CinnError
 from cinn_py.ir.dim_values import bound_dims, concrete, current
 from cinn_py.ir.expr import Buffer, Div, IntImm, Mul, Var
@@ -101,8 +100,8 @@ def aligned_variant(
     pattern: RowPattern | None,
     target: TargetInfo,
 ) -> AlignedVariant | None:
-    """The aligned variant of the kernel `lowered` (scheduled as `scalar`), scheduled
-    and checked to render; None where the kernel has no alignable dim or the variant
+    """The aligned variant of the kernel `lowered` (scheduled as `scalar`); None where
+    the kernel has no alignable dim, its tactic refuses the variant, or the variant
     would be the same walk."""
     found = alignable_dim(lowered)
     if found is None:
@@ -122,7 +121,6 @@ def aligned_variant(
             scheduled = auto_schedule(variant, target, _aligned_pattern(variant, pattern, full))
             if str(scheduled.trace) == str(scalar.trace):
                 return None  # no vectors found: the scalar kernel does as well
-            generate_cuda([scheduled.func], prove_in_place=False)
     except (CinnError, ValueError, TypeError, AttributeError):
         return None
     return AlignedVariant(dim.name, lanes, scheduled)

@@ -121,6 +121,12 @@ class FusedKernel:
     vector (`aligned_variants`), rendered next to it; None for most kernels."""
 
     @property
+    def symbolic_dims_taken(self) -> bool:
+        """Whether the group's lowered function takes symbolic dims (`S0`, ...)."""
+        lowered = self.lowered
+        return lowered is not None and any(isinstance(a.value, Var) for a in lowered.args)
+
+    @property
     def kernel(self) -> FusedKernel:
         """The group whose function is rendered as the kernel this group launches."""
         return self if self.shares is None else self.shares
@@ -258,39 +264,24 @@ class PIRCompiler:
         target_info = self.target_info()
         values = None if self.symbolic_dims is None else self.symbolic_dims.by_name
         with self._timed("scheduling"), bound_dims(values):
-            tried = self._settle_symbolic(result, names, target_info)
-            schedules, origins = schedule_once(
-                [k.lowered for k in result.fused],
-                [k.group.reduce_pattern for k in result.fused],  # RowPatterns
-                lambda func, pattern: (
-                    tried.get(id(func)) or auto_schedule(func, target_info, pattern)
-                ),
-            )
-            for kernel, scheduled in zip(result.fused, schedules, strict=True):
-                kernel.scheduled = scheduled
-                self._dump.write(f"{kernel.group.name}.scheduled.ir", print_ir(scheduled.func))
-                self._dump.write(
-                    f"{kernel.group.name}.trace.txt",
-                    f"tactic: {scheduled.tactic}\n{scheduled.trace}",
-                )
-            first = share_kernels([s.func for s in schedules], origins)
-            for kernel, index in zip(result.fused, first, strict=True):
-                kernel.shares = None if result.fused[index] is kernel else result.fused[index]
-            if values is not None:
-                for kernel in result.distinct:
-                    if any(isinstance(arg.value, Var) for arg in kernel.scheduled.func.args):
-                        kernel.aligned = aligned_variant(
-                            kernel.lowered,
-                            kernel.scheduled,
-                            kernel.group.reduce_pattern,
-                            target_info,
-                        )
+            # Stopping here, every symbolic kernel is rendered on trial, so the schedules
+            # are the ones codegen will take; going on, codegen's own render finds out
+            # (and only a refusal schedules again with the trials).
+            self._schedule(result, names, target_info, render_check=until == "scheduled")
         if until == "scheduled":
             return result
         with self._timed("codegen"), bound_dims(values):
             if result.fused:
-                funcs = [scheduled.func for _, scheduled in result.rendered]
-                result.source = self.target.render(funcs, compile_pool.UNIT_SIZE)
+                try:
+                    result.source = self._render(result)
+                except (CinnError, ValueError, TypeError, AttributeError):
+                    if not any(k.symbolic_dims_taken for k in result.fused):
+                        raise
+                    # a symbolic kernel codegen refuses (rare, so not tried kernel by
+                    # kernel up front): schedule again, each symbolic kernel rendered
+                    # on trial and lowered with numbers where refused
+                    self._schedule(result, names, target_info, render_check=True)
+                    result.source = self._render(result)
                 self._dump.write("kernels.cu", result.source.source)
                 for index, unit in enumerate(result.source.units):
                     self._dump.write(f"kernels_{index}.cu", unit.source)
@@ -302,14 +293,65 @@ class PIRCompiler:
                 )
         return result
 
+    def _schedule(
+        self, result: Stages, names: NameTable, target_info: TargetInfo, render_check: bool
+    ) -> None:
+        """Schedules every fused kernel (once per set of equal functions,
+        `kernel_dedup`), decides which share a kernel, and makes the aligned variants;
+        inside `bound_dims` of the signature. `render_check`: each symbolic kernel is
+        also rendered on trial (`_settle_symbolic`)."""
+        values = None if self.symbolic_dims is None else self.symbolic_dims.by_name
+        for kernel in result.fused:
+            kernel.shares, kernel.aligned = None, None
+        tried = self._settle_symbolic(result, names, target_info, render_check)
+        schedules, origins = schedule_once(
+            [k.lowered for k in result.fused],
+            [k.group.reduce_pattern for k in result.fused],  # RowPatterns
+            lambda func, pattern: tried.get(id(func)) or auto_schedule(func, target_info, pattern),
+        )
+        for kernel, scheduled in zip(result.fused, schedules, strict=True):
+            kernel.scheduled = scheduled
+            self._dump.write(f"{kernel.group.name}.scheduled.ir", print_ir(scheduled.func))
+            self._dump.write(
+                f"{kernel.group.name}.trace.txt",
+                f"tactic: {scheduled.tactic}\n{scheduled.trace}",
+            )
+        first = share_kernels([s.func for s in schedules], origins)
+        for kernel, index in zip(result.fused, first, strict=True):
+            kernel.shares = None if result.fused[index] is kernel else result.fused[index]
+        if values is not None:
+            for kernel in result.distinct:
+                if any(isinstance(arg.value, Var) for arg in kernel.scheduled.func.args):
+                    kernel.aligned = aligned_variant(
+                        kernel.lowered,
+                        kernel.scheduled,
+                        kernel.group.reduce_pattern,
+                        target_info,
+                    )
+
+    def _render(self, result: Stages) -> CudaSource:
+        """The translation unit of `result`'s kernels and aligned variants; where codegen
+        refuses a variant (they are not rendered on trial, to keep the stage cheap),
+        the unit again without any."""
+        funcs = [scheduled.func for _, scheduled in result.rendered]
+        try:
+            return self.target.render(funcs, compile_pool.UNIT_SIZE)
+        except (CinnError, ValueError, TypeError, AttributeError):
+            if not any(k.aligned for k in result.distinct):
+                raise
+        for kernel in result.distinct:
+            kernel.aligned = None
+        funcs = [scheduled.func for _, scheduled in result.rendered]
+        return self.target.render(funcs, compile_pool.UNIT_SIZE)
+
     def _settle_symbolic(
-        self, result: Stages, names: NameTable, target_info: TargetInfo
+        self, result: Stages, names: NameTable, target_info: TargetInfo, render_check: bool
     ) -> dict[int, ScheduleResult]:
         """Each symbolically lowered kernel that its tactic cannot schedule over symbolic
-        extents, or codegen cannot render (a symbolic thread count), is lowered again
-        with this signature's numbers: such a group is compiled per shape, as before.
-        The schedules that worked, by id of their function, for the scheduling stage
-        to take rather than make again."""
+        extents, or (with `render_check`) codegen cannot render (a symbolic thread
+        count), is lowered again with this signature's numbers: such a group is compiled
+        per shape, as before. The schedules that worked, by id of their function, for
+        the scheduling stage to take rather than make again."""
         tried: dict[int, ScheduleResult] = {}
         for kernel in result.fused:
             func = kernel.lowered
@@ -317,7 +359,8 @@ class PIRCompiler:
                 continue
             try:
                 trial = auto_schedule(func, target_info, kernel.group.reduce_pattern)
-                generate_cuda([trial.func], prove_in_place=False)
+                if render_check:
+                    generate_cuda([trial.func], prove_in_place=False)
             except (CinnError, ValueError, TypeError, AttributeError) as error:
                 kernel.symbolic_fallback = " ".join(str(error).split())[:200]
                 kernel.lowered = lower_group(kernel.group, names)

@@ -196,7 +196,11 @@ def _decompose_fused_rms_norm(emit: Emitter, op: Operation) -> list[Value | None
     )
     if norm_bias is not None:
         out = emit.op("pd_op.add", out, _per_column(emit, norm_bias, norm_dims, dtype))
-    kept = emit.op("pd_op.reshape", inv_var, None, shape=[0] * begin)
+    # The kept dims as they are where known (a 0 in reshape's shape copies the input's
+    # dim, except for an input with no elements, where Paddle reads it as a 0 dim: an
+    # empty x would give [0, 0, 0] for [0, 3, 256]); a -1 dim is copied.
+    kept_dims = [0 if d == DYNAMIC else d for d in dims[:begin]]
+    kept = emit.op("pd_op.reshape", inv_var, None, shape=kept_dims)
     return [
         emit.cast(out, dtype_of(op.result(0))),
         residual_out,

@@ -30,8 +30,9 @@ value changes under the nudge is left out of the verdict. Inputs of the `halves`
 ties and indices), so rounding ties are still checked exactly.
 
 A program that declares -1 input dims runs twice: at its drawn feeds, then at a second
-shape (`second_shape_case`: the -1 dims of each size n >= 2 grown to n + 2, a size at a
-time, where the program's types infer and the reference runs), so its symbolic kernels (dims as kernel
+shape (`second_shape_case`: the -1 dims of each size n >= 2 grown to the next multiple
+of 8, or else to n + 2, a size at a time, where the program's types infer and the
+reference runs), so its symbolic kernels (dims as kernel
 arguments, `docs/SHAPES.md`) meet a second signature.
 
 `isolate=True` runs the compiled side in a forked child, so a crash (SIGSEGV, the
@@ -445,11 +446,12 @@ def check_case(
 
 def second_shape_case(case: FuzzCase) -> FuzzCase | None:
     """`case` at other sizes of the input dims its program declares -1: the dims of each
-    size n >= 2 grown to n + 2 together (dims of one size are often one symbol; sizes of
-    1 kept, so what broadcasts still does; parity kept, so a reshape that halves a dim
-    still divides), a size at a time, keeping the growths the reference accepts (a -1
-    dim the program ties to a static one stays): symbolic kernels at a second signature.
-    None when no size could grow."""
+    size n >= 2 grown together (dims of one size are often one symbol; sizes of 1 kept,
+    so what broadcasts still does) to the next multiple of 8 (a symbolic kernel's
+    aligned variant then runs), or where the reference refuses that to n + 2 (parity
+    kept, so a reshape that halves a dim still divides), a size at a time, keeping the
+    growths the reference accepts (a -1 dim the program ties to a static one stays):
+    symbolic kernels at a second signature. None when no size could grow."""
     declared = {
         op.attr("name"): op.result(0).type.dims
         for op in case.program.data_ops()
@@ -467,27 +469,31 @@ def second_shape_case(case: FuzzCase) -> FuzzCase | None:
     inputs = tuple(case.inputs)
     grown = False
     for size in sizes:
-        trial = tuple(_grown(spec, declared.get(spec.name), size) for spec in inputs)
-        candidate = FuzzCase(case.family, case.program, trial, case.seed + 1)
-        try:
-            # valid sizes: the program's types infer (the reference does not check an
-            # attribute such as rms_norm's normalized_shape against the feeds), and the
-            # reference runs
-            specialize_shapes(case.program, {spec.name: spec.shape for spec in trial})
-            with np.errstate(all="ignore"):
-                cinn_py.compile(case.program, "reference").run(candidate.feeds())
-        except CinnError:
-            continue
-        inputs, grown = trial, True
+        # first to the next multiple of 8 (where a symbolic kernel's aligned variant,
+        # vectors over the -1 dim, is the one launched), else by 2
+        for target in (size + 8 - size % 8, size + 2):
+            trial = tuple(_grown(spec, declared.get(spec.name), size, target) for spec in inputs)
+            candidate = FuzzCase(case.family, case.program, trial, case.seed + 1)
+            try:
+                # valid sizes: the program's types infer (the reference does not check an
+                # attribute such as rms_norm's normalized_shape against the feeds), and
+                # the reference runs
+                specialize_shapes(case.program, {spec.name: spec.shape for spec in trial})
+                with np.errstate(all="ignore"):
+                    cinn_py.compile(case.program, "reference").run(candidate.feeds())
+            except CinnError:
+                continue
+            inputs, grown = trial, True
+            break
     return FuzzCase(case.family, case.program, inputs, case.seed + 1) if grown else None
 
 
-def _grown(spec: InputSpec, dims: tuple[int, ...] | None, size: int) -> InputSpec:
-    """`spec` with its -1-declared dims of `size` grown by 2."""
+def _grown(spec: InputSpec, dims: tuple[int, ...] | None, size: int, to: int) -> InputSpec:
+    """`spec` with its -1-declared dims of `size` grown to `to`."""
     if dims is None or len(dims) != len(spec.shape):
         return spec
     shape = tuple(
-        n + 2 if d == DYNAMIC and n == size else n for d, n in zip(dims, spec.shape, strict=True)
+        to if d == DYNAMIC and n == size else n for d, n in zip(dims, spec.shape, strict=True)
     )
     return dataclasses.replace(spec, shape=shape)
 

@@ -74,6 +74,19 @@ def test_norm_of_no_rows_is_empty():
     assert [np.asarray(g).shape for g in got] == [(0, 1), (0,), (0, 1)]
 
 
+@pytest.mark.parametrize("shape", [(0, 3, 5), (2, 0, 5), (0, 3, 256, 5)])
+def test_statistics_of_an_empty_x_keep_their_dims(shape):
+    """inv_var of an empty x keeps x's leading dims (found by the attention fuzzer: the
+    decomposition reshaped it with [0, 0, 0], which copies dims only from a tensor with
+    elements, so an empty one gave [0, 0, 0] for [0, 3, 256])."""
+    program = _norm(shape, 5)
+    feeds = {k: v for k, v in _feeds(shape, 5).items() if k in ("x", "w")}
+    want = run_reference(program, feeds)
+    assert [w.shape for w in want] == [shape, shape[:-1]]
+    got = cinn_py.compile(program, target="cuda-emu").run(feeds).values()
+    assert [np.asarray(g).shape for g in got] == [shape, shape[:-1]]
+
+
 def test_quantized_norm_is_unsupported():
     program = _norm((3, 5), 5, quant_scale=2.0)
     with pytest.raises(UnsupportedOpError, match="quantizes its output to int8"):

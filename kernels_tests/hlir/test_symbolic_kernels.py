@@ -501,3 +501,22 @@ def test_elementwise_variant_matches_numpy(cache, rows, cols):
     assert step.name.endswith("_aligned4") == (cols % 4 == 0)
     if cols % 4 == 0:
         assert "cinn_vec<float, 4>" in source_for(EXP_ADD, x=(rows, cols))
+
+
+def test_a_unit_whose_variant_codegen_refuses_is_rendered_without_variants(cache, monkeypatch):
+    compiler = PIRCompiler(parse_program(SOFTMAX_F16), "cuda-emu", feed_shapes={"x": (3, 64)})
+    target = type(compiler.target)
+    real = target.render
+    seen = []
+
+    def render(self, funcs, unit_size=None):
+        seen.append([f.name for f in funcs])
+        if any(f.name.endswith("_aligned8") for f in funcs):
+            raise ValueError("codegen refuses the variant")
+        return real(self, funcs, unit_size)
+
+    monkeypatch.setattr(target, "render", render)
+    stages = compiler.stages()
+    assert seen == [["fn_group_0", "fn_group_0_aligned8"], ["fn_group_0"]]
+    assert [k.aligned for k in stages.distinct] == [None]
+    assert "aligned8" not in stages.source.source
