@@ -285,7 +285,11 @@ def symbolic_summary(kernels: Sequence[Any]) -> str:
     taking = [k for k in kernels if any(a.startswith("=") for a in k.args)]
     dims = sorted({a[1:] for k in taking for a in k.args if a.startswith("=")})
     named = f" ({', '.join(dims)})" if dims else ""
-    return f"symbolic kernels: {len(taking)} of {len(kernels)} take -1 dims as arguments{named}"
+    text = f"symbolic kernels: {len(taking)} of {len(kernels)} take -1 dims as arguments{named}"
+    aligned = sum(1 for k in taking if "_aligned" in k.name)
+    if aligned:  # `driver/aligned_variants.py`: the vector kernel this shape launched
+        text += f"; {aligned} ran as aligned variant(s), with vectors"
+    return text
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -247,3 +247,27 @@ def test_specialized_kernels_compile_once_per_shape(private_cache, no_bound_env,
         run_rows(exe, rows)
     stats = exe.compile_stats
     assert (stats.kernel_units_compiled, stats.kernel_units_cached) == (3, 0)
+
+
+SOFTMAX_F16 = """\
+{
+    (%0) = "pd_op.data" () {dtype:float16,name:"x",place:Place(undefined:0),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf16>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x-1xf16>) -> tensor<-1x-1xf16>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x-1xf16>) ->
+}
+"""
+
+
+@pytest.mark.parametrize(("cols", "aligned"), [(64, True), (63, False)])
+def test_run_verbose_says_when_an_aligned_variant_ran(
+    capsys, tmp_path, private_cache, no_bound_env, cols, aligned
+):
+    program = tmp_path / "softmax.pir"
+    program.write_text(SOFTMAX_F16)
+    feeds = tmp_path / "feeds.npz"
+    np.savez(feeds, x=np.random.default_rng(0).random((3, cols)).astype(np.float16))
+    assert main(["run", str(program), "--feeds", str(feeds), "--target", "cuda-emu", "-v"]) == 0
+    _, err = capsys.readouterr()
+    line = "cinn-py: symbolic kernels: 1 of 1 take -1 dims as arguments (S0, S1)"
+    variant = "; 1 ran as aligned variant(s), with vectors"
+    assert f"{line}{variant if aligned else ''}\n" in err
