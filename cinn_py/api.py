@@ -5,6 +5,7 @@
     outs = exe.run({"x": x})                   # {"%24": array} or {"out0": array}
     exe.groups; exe.cuda_source; exe.kernels; exe.timings
     exe.compile_count; exe.compile_stats           # compiles, loads, reuses, evictions
+    exe.arena_bytes                                # the arena every feed shape shares
 
 Outputs are named as the CLI names them: `out0`, `out1`, ... (fetch order) for
 programs that declare outputs with fetch / shadow_output ops (saved models), else
@@ -173,6 +174,15 @@ class Executable:
         if isinstance(self.runner, CompiledProgram):
             return self.runner.stats
         return CompileStats()
+
+    @property
+    def arena_bytes(self) -> int:
+        """Bytes of the arena the compiles' intermediates share (one for every feed
+        shape of a program with -1 dims: the largest any compile needed so far,
+        `runtime.arena_pool`); 0 on `reference` and before a run compiled anything."""
+        if isinstance(self.runner, CompiledProgram):
+            return self.runner.arena_pool.nbytes
+        return 0
 
     def _select(self, fetch: Sequence[str] | None) -> tuple[list[str], list[Value]]:
         if fetch is None:

@@ -49,6 +49,7 @@ from cinn_py.pir.program import Program
 from cinn_py.pir.shape_analysis import ShapeAnalysis, analyze_shapes, check_feed_constraints
 from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import describe
+from cinn_py.runtime.arena_pool import ArenaPool
 from cinn_py.runtime.feeds import (
     check_array,
     check_feeds,
@@ -133,6 +134,9 @@ class CompiledProgram:
         """The symbolic shape analysis of a program with -1 dims (made on its first run)."""
         self._checked: set[Signature] = set()
         """Feed shapes already checked against the analysis's constraints."""
+        self.arena_pool = ArenaPool(self.target)
+        """The one arena every compile's intermediates live in (`runtime.arena_pool`):
+        as large as the largest a compile needed, not one per feed shape."""
         if not self.dynamic:
             self._get((), {}, ())
 
@@ -193,6 +197,7 @@ class CompiledProgram:
         if self.stats.compiles == compiles:
             self.stats.reused += 1
         self._bind(compiled, checked, given)
+        compiled.scope.refresh_arena()  # onto the shared arena, if it grew since
         compiled.runtime.execute(compiled.scope)
         return [self._fetch(compiled, value, copy_to_host) for value in values]
 
@@ -244,7 +249,7 @@ class CompiledProgram:
         compiler = PIRCompiler(
             program,
             self.target,
-            Scope(self.target),
+            Scope(self.target, arena_pool=self.arena_pool),
             feed_shapes=dict(signature),
             feed_values=dict(fed),
         )

@@ -483,6 +483,11 @@ def matmul_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
 def reshape_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
     x = sa.operand_shape(op, 0)
     target = sa.ints(op, "shape")
+    if Const(0) in x:
+        # An empty input: Paddle reads a 0 of the shape as a 0 dim, not a copy, and
+        # infers -1 from the nonzero dims (`manipulation.reshape_dims`); no element
+        # count to keep. Left to the static rule at each signature.
+        raise _Unmodeled("reshape of a tensor with a 0 dim")
     out: list[DimExpr] = []
     inferred = None
     for i, t in enumerate(target):

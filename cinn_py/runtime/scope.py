@@ -29,6 +29,7 @@ from cinn_py.errors import CinnError, FeedError, ShapeError
 from cinn_py.pir.printer import print_type
 from cinn_py.pir.types import DenseTensorType
 from cinn_py.reference_ops.context import boundary_dtype
+from cinn_py.runtime.arena_pool import ArenaPool
 from cinn_py.runtime.memory_plan import MemoryPlan
 from cinn_py.targets import Target, compiled_target
 
@@ -156,11 +157,15 @@ class Variable:
 class Scope:
     """Variables by name, all on one target."""
 
-    def __init__(self, target: str | Target) -> None:
+    def __init__(self, target: str | Target, arena_pool: ArenaPool | None = None) -> None:
         self.target = compiled_target(target)
         self._vars: dict[str, Variable] = {}
         self.arena: Any = None
-        """The memory plan's arena, once `bind_arena` made it."""
+        """The memory plan's arena, once `bind_arena` made it (or took the pool's)."""
+        self.arena_pool = arena_pool
+        """Where the arena comes from when several scopes share one (`ArenaPool`: the
+        compiles of one program with -1 dims); None: an arena of its own."""
+        self._memory: MemoryPlan | None = None
         self.generation = 0
         """Counts the changes of which array a variable holds (a variable added, replaced,
         dropped, allocated or bound; never `Variable.set`, which copies into the array it
@@ -207,7 +212,24 @@ class Scope:
         """Allocate one arena of `plan.arena_bytes` in the target's memory (`Target.arena`:
         a CuPy array on cuda, a NumPy byte buffer on cuda-emu, its start on
         `plan.alignment`) and make each planned variable a view of it at its offset."""
-        arena = self.target.arena(max(plan.arena_bytes, 1), plan.alignment)
+        if self.arena_pool is None:
+            arena = self.target.arena(max(plan.arena_bytes, 1), plan.alignment)
+        else:
+            arena = self.arena_pool.reserve(plan.arena_bytes, plan.alignment)
+        self._memory = plan
+        self._bind_views(arena)
+
+    def refresh_arena(self) -> None:
+        """With a shared arena that grew since this scope was bound: the variables
+        rebound as views of the current buffer (so the old one can be freed; the
+        launches are packed again). Nothing otherwise."""
+        pool, plan = self.arena_pool, self._memory
+        if pool is None or plan is None or pool.buffer is None or self.arena is pool.buffer:
+            return
+        self._bind_views(pool.reserve(plan.arena_bytes, plan.alignment))
+
+    def _bind_views(self, arena: Any) -> None:
+        plan = self._memory
         for name, offset in plan.offsets.items():
             variable = self[name]
             nbytes = plan.ranges[name].nbytes

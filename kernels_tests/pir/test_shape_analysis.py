@@ -120,6 +120,30 @@ def test_the_run_refuses_such_feeds_before_compiling():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+EMPTY_RESHAPE = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1,0]} : () -> tensor<-1x-1x0xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),value:[1,0]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<-1x-1x0xf32>, tensor<2xi64>) -> tensor<1x-1xf32>
+    (%3) = "pd_op.fetch" (%2) {col:0,name:"out0"} : (tensor<1x-1xf32>) -> tensor<1x-1xf32>
+}
+"""
+
+
+def test_reshape_of_an_empty_tensor_keeps_no_element_count():
+    """A 0 in reshape's shape is a 0 dim for an empty input, not a copy (found by the
+    layout fuzzer: the analysis required x.shape[1] == 0 and refused x [1, 1, 0])."""
+    program = parse_program(EMPTY_RESHAPE)
+    analysis, v = _by_number(program)
+    assert not analysis.constraints
+    for shape in [(1, 1, 0), (2, 3, 0)]:
+        check_feed_constraints(program, {"x": shape}, analysis)
+        (got,) = (
+            cinn_py.compile(program, "cuda-emu").run({"x": np.zeros(shape, np.float32)}).values()
+        )
+        assert got.shape == (1, 0)
+
+
 def test_reshape_that_does_not_divide():
     program = cinn_py.load(RESHAPE)
     analysis, v = _by_number(program)

@@ -271,3 +271,39 @@ def test_run_verbose_says_when_an_aligned_variant_ran(
     line = "cinn-py: symbolic kernels: 1 of 1 take -1 dims as arguments (S0, S1)"
     variant = "; 1 ran as aligned variant(s), with vectors"
     assert f"{line}{variant if aligned else ''}\n" in err
+
+
+# ---- one arena for every feed shape -------------------------------------------------------
+
+
+def test_feed_shapes_share_one_arena_that_grows_when_it_must(private_cache, no_bound_env):
+    """Each compile's intermediates are views of one arena (`runtime.arena_pool`), as
+    large as the largest a compile needed: alternating shapes give the right numbers
+    (a run rewrites what it reads), and a compile bound before the arena grew moves
+    onto the new one at its next run."""
+    model = cinn_py.load(ROOT / "kernels_tests" / "fixtures" / "models" / "llama_decoder")
+    reference = cinn_py.compile(model, "reference")
+    shapes = [(2, 7), (4, 300), (1, 3), (2, 7), (3, 100), (4, 300)]
+
+    def feeds(batch, seq):
+        rng = np.random.default_rng(batch * 1000 + seq)
+        return {"hidden": rng.standard_normal((batch, seq, 16), dtype=np.float32)}
+
+    alone = {}
+    for shape in set(shapes):  # each shape's own arena, compiled alone
+        exe = cinn_py.compile(model, "cuda-emu")
+        exe.run(feeds(*shape))
+        alone[shape] = exe.arena_bytes
+    assert alone[(4, 300)] > alone[(3, 100)] > alone[(2, 7)] > 0
+
+    exe = cinn_py.compile(model, "cuda-emu")
+    pool = exe.runner.arena_pool
+    for done, shape in enumerate(shapes, 1):
+        got = exe.run(feeds(*shape))["out0"]
+        want = reference.run(feeds(*shape))["out0"]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert exe.arena_bytes == max(alone[s] for s in shapes[:done])
+    assert exe.arena_bytes == max(alone.values())
+    assert pool.grown == 2  # for (2, 7), then for (4, 300): the others fit
+    scopes = [c.scope for variants in exe.runner._compiled.values() for c in variants.values()]
+    assert len(scopes) == 4 and all(s.arena is pool.buffer for s in scopes)
