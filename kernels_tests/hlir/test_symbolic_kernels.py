@@ -355,6 +355,24 @@ def test_short_symbolic_rows_take_8_rows_a_block_where_8_divides_them(cache):
     assert "__launch_bounds__(256)" in source
 
 
+ATTENTION_SOFTMAX_12_HEADS = ATTENTION_SOFTMAX.replace("x8x", "x12x").replace(",8,", ",12,")
+
+
+def test_short_symbolic_rows_take_the_rows_a_block_their_factor_allows(cache):
+    """Rows B * 12 * S (BERT-base's heads): 8 does not divide 12, 4 does, so 4 warps a
+    block (128 threads) rather than one warp a block."""
+    program = parse_program(ATTENTION_SOFTMAX_12_HEADS)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 12, 33, 33)}).stages()
+    source = stages.source.source
+    scalar = source[source.index("fn_group_0(") : source.index("fn_group_0_aligned4(")]
+    assert "threadIdx.y" in scalar and "__launch_bounds__(128)" in source
+    exe = cinn_py.compile(program, "cuda-emu")
+    for batch, seq in [(1, 1), (3, 7), (2, 33), (1, 100)]:
+        x = np.random.default_rng(seq).standard_normal((batch, 12, seq, seq), dtype=np.float32)
+        (got,) = exe.run({"x": x}).values()
+        np.testing.assert_allclose(got, softmax_reference(x), rtol=2e-6, atol=1e-7)
+
+
 # Softmax over static rows of 512 halves, the rows symbolic: each thread keeps its
 # elements of the row in registers across the three passes, as for static rows.
 SOFTMAX_F16_ROWS = """\

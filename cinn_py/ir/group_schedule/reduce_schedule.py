@@ -250,13 +250,15 @@ def schedule_rows(
         lanes = symbolic_lanes(func, pattern, bound)
         threads = symbolic_threads(func, pattern, bound, lanes, target)
     per_block = rows_per_block(pattern, threads, target)
-    if _symbolic(func) and rows_factor(func, pattern) % per_block:
-        # One row a block: the rows of a block past the last row would need their
-        # combine's element clamped to `rows - 1`, which `finish` does for constant
-        # row counts only; with one row a block the grid is the row count, exactly.
-        # Where the rows' constant factor is a multiple of R (B * 32 heads * S rows),
-        # R rows a block split exactly for every value, and no row is past the end.
-        per_block = 1
+    if _symbolic(func):
+        # R must divide the rows for every value: the rows of a block past the last row
+        # would need their combine's element clamped to `rows - 1`, which `finish` does
+        # for constant row counts only. So R is halved until it divides the rows'
+        # constant factor (B * 12 heads * S rows: 4 rows a block; B * S: one), and then
+        # R rows a block split exactly for every value, no row past the end.
+        factor = rows_factor(func, pattern)
+        while factor % per_block:
+            per_block //= 2
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
         raise ScheduleError(
