@@ -22,7 +22,8 @@
 #                  and checked against the reference (`cinn-py run --check --profile`)
 #   tests          pytest kernels_tests -m gpu -n 14 --timeout 120 --maxfail 30
 #   bench          tools/bench.py --no-torch-compile --symbolic: every case, markdown + JSON,
-#                  and each case again with -1 rows (symbolic kernels, issue 18) in the same run
+#                  and each case again with -1 rows (symbolic kernels, issue 18), and with
+#                  every dim -1 where it has no parameters, in the same run
 #   e2e            tools/bench_e2e.py: the LLaMA decoder layer (float16, bfloat16) and the
 #                  BERT-base layer (float16) end to end against PyTorch eager and
 #                  torch.compile; its markdown goes to bench.md after the bench's, its
