@@ -640,9 +640,20 @@ def expand_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
 
 
 def expand_as_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:
+    """The target's shape (operand y, else `target_shape`), each of x's dims (aligned
+    right) broadcasting to the target's: a symbol of x fed 1 must be the constant 1 in
+    the kernels (`hlir.symbolic_dims`), or they would read x past its one row."""
     if op.operand_value(1) is not None:
-        return [sa.operand_shape(op, 1)]
-    return [tuple(_as_dims(op.attr("target_shape")))]
+        target = tuple(sa.operand_shape(op, 1))
+    else:
+        target = tuple(_as_dims(op.attr("target_shape")))
+    x = sa.operand_shape(op, 0)
+    if len(target) < len(x):
+        raise _Unmodeled("expand_as to a lower rank")
+    for i, d in enumerate(x):
+        at = len(target) - len(x) + i
+        sa.require(Kind.BROADCAST, d, target[at], op, f"expand_as's dim {at}")
+    return [target]
 
 
 def arange_shape(sa: ShapeAnalysis, op: Operation) -> list[Shape]:

@@ -538,3 +538,25 @@ def test_a_unit_whose_variant_codegen_refuses_is_rendered_without_variants(cache
     assert seen == [["fn_group_0", "fn_group_0_aligned8"], ["fn_group_0"]]
     assert [k.aligned for k in stages.distinct] == [None]
     assert "aligned8" not in stages.source.source
+
+
+# expand_as of a -1 dim to a static one (found by the attention fuzzer: fed 1, the dim
+# broadcasts, but the analysis gave expand_as no broadcast constraint, so the kernel
+# took the dim as a Var and read x past its one row).
+EXPAND_AS = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,1,7,-1]} : () -> tensor<-1x1x7x-1xf32>
+    (%1) = "pd_op.data" () {dtype:float32,name:"y",place:Place(undefined:0),shape:[3,1,7,7]} : () -> tensor<3x1x7x7xf32>
+    (%2) = "pd_op.expand_as" (%0, %1) {target_shape:[3,1,7,7]} : (tensor<-1x1x7x-1xf32>, tensor<3x1x7x7xf32>) -> tensor<3x1x7x7xf32>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<3x1x7x7xf32>) ->
+}
+"""
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 7, 7), (3, 1, 7, 7), (1, 1, 7, 1), (3, 1, 7, 1)])
+def test_expand_as_broadcasts_a_symbol_fed_one(cache, shape):
+    exe = cinn_py.compile(parse_program(EXPAND_AS), "cuda-emu")
+    x = np.random.default_rng(sum(shape)).standard_normal(shape, dtype=np.float32)
+    y = np.zeros((3, 1, 7, 7), np.float32)
+    (got,) = exe.run({"x": x, "y": y}).values()
+    np.testing.assert_array_equal(got, np.broadcast_to(x, (3, 1, 7, 7)))
