@@ -561,10 +561,9 @@ class CRenderer(Visitor):
             unroll = any(reads_registers(node.body) for node in nodes)
             *outer, innermost = nodes[0].reduce_axis
             # A body masked past a symbolic length (a bucket's bound): the outermost
-            # loop ends at the last step that can contribute (`ir.live_steps`).
+            # loop ends at the last step that can contribute (`ir.live_steps`; where
+            # the loop unrolls to index registers, a branch around each step instead).
             first = nodes[0].reduce_axis[0]
-            # (where the body reads registers the loop must unroll to constant indices:
-            # the end is then a uniform branch around each step instead)
             live = live_extent(nodes, first)
             ends = {} if live is None else {first.name: live}
             self.open_reduce_loops(stack, tuple(outer), "ir.Reduce", unroll, ends)

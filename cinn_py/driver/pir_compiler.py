@@ -300,7 +300,6 @@ class PIRCompiler:
         `kernel_dedup`), decides which share a kernel, and makes the aligned variants;
         inside `bound_dims` of the signature. `render_check`: each symbolic kernel is
         also rendered on trial (`_settle_symbolic`)."""
-        values = None if self.symbolic_dims is None else self.symbolic_dims.by_name
         for kernel in result.fused:
             kernel.shares, kernel.aligned = None, None
         tried = self._settle_symbolic(result, names, target_info, render_check)
@@ -319,9 +318,9 @@ class PIRCompiler:
         first = share_kernels([s.func for s in schedules], origins)
         for kernel, index in zip(result.fused, first, strict=True):
             kernel.shares = None if result.fused[index] is kernel else result.fused[index]
-        if values is not None:
+        if self.symbolic_dims is not None:
             for kernel in result.distinct:
-                if any(isinstance(arg.value, Var) for arg in kernel.scheduled.func.args):
+                if kernel.symbolic_dims_taken:
                     kernel.aligned = aligned_variant(
                         kernel.lowered,
                         kernel.scheduled,
@@ -355,7 +354,7 @@ class PIRCompiler:
         tried: dict[int, ScheduleResult] = {}
         for kernel in result.fused:
             func = kernel.lowered
-            if not any(isinstance(arg.value, Var) for arg in func.args):
+            if not kernel.symbolic_dims_taken:
                 continue
             try:
                 trial = auto_schedule(func, target_info, kernel.group.reduce_pattern)

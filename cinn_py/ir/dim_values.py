@@ -17,7 +17,7 @@ import contextvars
 from collections.abc import Iterator, Mapping
 
 from cinn_py.ir.evaluate import evaluate
-from cinn_py.ir.expr import Expr, IntImm, Var
+from cinn_py.ir.expr import Expr, IntImm
 
 _VALUES: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
     "cinn_py_dim_values", default=None
@@ -53,7 +53,7 @@ def current() -> Mapping[str, int] | None:
     return _VALUES.get()
 
 
-def is_dim_var(var: Var) -> bool:
-    """Whether `var` is a symbolic dim, a kernel's scalar argument (`S<k>`; no loop,
+def is_dim_name(name: str) -> bool:
+    """Whether `name` is a symbolic dim's, a kernel's scalar argument (`S<k>`; no loop,
     iter or buffer name has that form)."""
-    return var.name[:1] == "S" and var.name[1:].isdigit()
+    return name[:1] == "S" and name[1:].isdigit()

@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cinn_py.ir import expr as e
-from cinn_py.ir.dim_values import is_dim_var
+from cinn_py.ir.dim_values import is_dim_name
+from cinn_py.ir.schedule.analysis import var_names
 from cinn_py.ir.schedule.loop_transformation import static_factor
-from cinn_py.ir.simplify import affine_terms, simplify
-from cinn_py.ir.visitor import Visitor, structural_equal
+from cinn_py.ir.simplify import affine_terms, reads_values, simplify
+from cinn_py.ir.visitor import structural_equal
 
 
 def live_extent(nodes: Sequence[e.Reduce], axis: e.Var) -> e.Expr | None:
@@ -123,21 +124,4 @@ def _mask_end(mask: e.Expr, axis: e.Var, inner: frozenset[str]) -> e.Expr | None
 
 def _uniform(x: e.Expr) -> bool:
     """Whether `x` reads only the kernel's dims and constants (the same in every thread)."""
-    finder = _Leaves()
-    finder.visit(x)
-    return finder.uniform
-
-
-class _Leaves(Visitor):
-    def __init__(self) -> None:
-        self.uniform = True
-
-    def visit_Var(self, node: e.Var) -> None:
-        if not is_dim_var(node):
-            self.uniform = False
-
-    def visit_Load(self, node: e.Load) -> None:
-        self.uniform = False
-
-    def visit_Call(self, node: e.Call) -> None:
-        self.uniform = False
+    return not reads_values(x) and all(is_dim_name(name) for name in var_names(x))

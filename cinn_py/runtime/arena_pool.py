@@ -19,13 +19,16 @@ the current one (`Scope.refresh_arena`: its launches and CUDA graphs are packed 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cinn_py.targets import Target
 
 
 class ArenaPool:
     """The shared arena of one program's compiles, grown on demand."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Target) -> None:
         self.target = target
         self.buffer: Any = None
         """The current arena (a byte array of the target's memory), None before any."""

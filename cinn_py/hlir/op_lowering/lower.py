@@ -39,7 +39,7 @@ from cinn_py.hlir.op_lowering.context import LowerContext
 from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
 from cinn_py.hlir.op_pattern import is_reduction
 from cinn_py.hlir.symbolic_dims import Dim, SymbolicDims
-from cinn_py.ir.dim_values import is_dim_var
+from cinn_py.ir.dim_values import is_dim_name
 from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
 from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.stmt import (
@@ -195,7 +195,7 @@ class _DimVars(Visitor):
         self.found: dict[str, Var] = {}
 
     def visit_Var(self, node: Var) -> None:
-        if is_dim_var(node):
+        if is_dim_name(node.name):
             self.found.setdefault(node.name, node)
 
 

@@ -65,6 +65,8 @@ schedule too.
 
 from __future__ import annotations
 
+import math
+
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.buckets import bucket_floor
 from cinn_py.ir.dim_values import concrete
@@ -123,22 +125,35 @@ def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
     (not contiguous), a group with no full-shaped argument, or one whose reductions are
     all argmax / argmin (their search takes one element a step: lanes would only cut
     the threads of the row)."""
-    if not pattern.innermost or pattern.cols < 2:
+    if pattern.cols < 2:
+        return 1
+    return _lanes_dividing(func, pattern, pattern.cols)
+
+
+def _lanes_dividing(func: LoweredFunc, pattern: RowPattern, length: int) -> int:
+    """`lanes_for`'s V, halved until it divides `length` instead of the row."""
+    if not pattern.innermost:
         return 1
     reduces = find_reduces(func.body)
     if reduces and all(isinstance(r, ArgReduce) for r in reduces):
         return 1
-    sizes = [
-        arg.value.dtype.itemsize
+    full = _full_shaped(func, pattern)
+    if not full:
+        return 1
+    lanes = min(MAX_LANES, max(1, VECTOR_BYTES // min(b.dtype.itemsize for b in full)))
+    while length % lanes:
+        lanes //= 2
+    return lanes
+
+
+def _full_shaped(func: LoweredFunc, pattern: RowPattern) -> list[Buffer]:
+    """`func`'s buffer arguments of the pattern's shape (symbolic dims at their values
+    at the dims being compiled), in argument order."""
+    return [
+        arg.value
         for arg in func.args
         if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
     ]
-    if not sizes:
-        return 1
-    lanes = min(MAX_LANES, max(1, VECTOR_BYTES // min(sizes)))
-    while pattern.cols % lanes:
-        lanes //= 2
-    return lanes
 
 
 def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
@@ -146,10 +161,8 @@ def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
     dims), the static bound its reductions iterate to (their axes' extent: the
     length's bucket, `ir.buckets.REDUCE_BUCKETS`); None for a static row."""
     symbolic = any(
-        isinstance(arg.value, Buffer)
-        and _static_shape(arg.value) == pattern.shape
-        and any(not isinstance(arg.value.shape[d], IntImm) for d in pattern.axes)
-        for arg in func.args
+        any(not isinstance(buffer.shape[d], IntImm) for d in pattern.axes)
+        for buffer in _full_shaped(func, pattern)
     )
     if not symbolic:
         return None
@@ -167,27 +180,13 @@ def symbolic_cols_bound(func: LoweredFunc, pattern: RowPattern) -> int | None:
 def symbolic_lanes(func: LoweredFunc, pattern: RowPattern, bound: int) -> int:
     """V for a row of symbolic length: `lanes_for`'s 16 bytes, halved until V divides
     both the length's constant factor (`static_factor`: 8 for the aligned variant's
-    `(S1 / 8) * 8`, `hlir.symbolic_dims`'s vector variants) and its bucket's bound; 1
-    for a length that is all symbol (`S1`: its scalar variant)."""
-    if not pattern.innermost:
-        return 1
-    reduces = find_reduces(func.body)
-    if reduces and all(isinstance(r, ArgReduce) for r in reduces):
-        return 1
-    full = [
-        arg.value
-        for arg in func.args
-        if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
-    ]
+    `(S1 / 8) * 8`, `driver.aligned_variants`) and its bucket's bound; 1 for a length
+    that is all symbol (`S1`: the scalar kernel)."""
+    full = _full_shaped(func, pattern)
     if not full:
         return 1
-    factor = 1
-    for d in pattern.axes:
-        factor *= static_factor(full[0].shape[d])
-    lanes = min(MAX_LANES, max(1, VECTOR_BYTES // min(b.dtype.itemsize for b in full)))
-    while lanes > 1 and (factor % lanes or bound % lanes):
-        lanes //= 2
-    return lanes
+    factor = math.prod(static_factor(full[0].shape[d]) for d in pattern.axes)
+    return _lanes_dividing(func, pattern, math.gcd(factor, bound))
 
 
 def symbolic_threads(
@@ -199,12 +198,7 @@ def symbolic_threads(
     then take more steps than a register cache holds (`MAX_CACHED_STEPS`, and
     `TargetInfo.row_cache_bytes` of the narrowest full-shaped input): the bucket
     [8192, 16384) of float32 gets 512 threads, 4 steps live at 8192, 8 near 16384."""
-    sizes = [
-        arg.value.dtype.itemsize
-        for arg in func.args
-        if isinstance(arg.value, Buffer) and _static_shape(arg.value) == pattern.shape
-    ]
-    itemsize = min(sizes, default=4)
+    itemsize = min((b.dtype.itemsize for b in _full_shaped(func, pattern)), default=4)
     steps = max(1, min(MAX_CACHED_STEPS, target.row_cache_bytes // (lanes * itemsize)))
     least = threads_for(bucket_floor(bound), target, lanes)
     wanted = -(-bound // (lanes * steps))
@@ -217,14 +211,8 @@ def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
     """The constant factor of the rows of a symbolic function (`static_factor` of the
     product of a full-shaped argument's kept dims): 32 for `S0 * 32 * S1`; 1 where no
     argument is full-shaped."""
-    for arg in func.args:
-        value = arg.value
-        if isinstance(value, Buffer) and _static_shape(value) == pattern.shape:
-            factor = 1
-            for d in pattern.kept:
-                factor *= static_factor(value.shape[d])
-            return factor
-    return 1
+    full = _full_shaped(func, pattern)
+    return math.prod(static_factor(full[0].shape[d]) for d in pattern.kept) if full else 1
 
 
 def _symbolic(func: LoweredFunc) -> bool:
