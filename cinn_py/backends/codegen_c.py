@@ -17,7 +17,8 @@ integer conversion out of range undefined; the IR defines them (wrap-around, 0, 
 saturating `cvt.rzi` rule), and the renderer emits the runtime header's defined forms:
 `cinn_wrap_add` / `_sub` / `_mul` for 32- and 64-bit *value* arithmetic (a stored
 value, a Reduce's body and combine, a Let) that reads values (`reads_values`),
-`cinn_div` / `cinn_mod` for a divisor that is not a constant other than 0 and -1,
+`cinn_div` / `cinn_mod` for a divisor that may be 0 or -1 (not a constant other than
+those, nor an expression of symbolic dims at least 1, `simplify.lower_bound`),
 `cinn_abs`, `cinn_int_pow`, `cinn_float_to_int<T>`. Index arithmetic (loop bounds,
 iter values, access offsets, guards) stays plain `int` operators: it is assumed not to
 overflow, which lets NVVM optimize addressing.
@@ -39,7 +40,7 @@ from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.schedule.analysis import all_loads
-from cinn_py.ir.simplify import reads_values, simplify
+from cinn_py.ir.simplify import lower_bound, reads_values, simplify
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
 
@@ -433,13 +434,18 @@ class CRenderer(Visitor):
     def integer_helper(self, node: e.BinaryOp) -> str | None:
         """The runtime header's function for integer `node` where C's operator is
         undefined for some operands: `/` and `%` unless the divisor is a constant other
-        than 0 and -1; `+`, `-`, `*` of int32 / int64 values (in a value context, on
+        than 0 and -1 or never below 1; `+`, `-`, `*` of int32 / int64 values (in a value context, on
         what memory or a conversion gave: index arithmetic is assumed not to overflow)."""
         if not node.dtype.is_integer:
             return None
         if type(node) in self.checked_division:
             divisor = node.b
-            if isinstance(divisor, (e.IntImm, e.UIntImm)) and divisor.value not in (0, -1):
+            if isinstance(divisor, (e.IntImm, e.UIntImm)):
+                return None if divisor.value not in (0, -1) else self.checked_division[type(node)]
+            if (lower_bound(divisor) or 0) >= 1:
+                # never 0 or -1: a tile count over a symbolic dim, `(S0 + 31) / 32` (the
+                # helper's branches at every use took a 2-D transpose's tile kernel from
+                # 226 SASS instructions a thread to 1151)
                 return None
             return self.checked_division[type(node)]
         if type(node) not in self.wrapping_ops or node.dtype in self.narrow_ints:

@@ -346,6 +346,34 @@ def bounds(x: e.Expr) -> Bounds | None:
     return None
 
 
+def lower_bound(x: e.Expr) -> int | None:
+    """A constant an integer expression is never below, from its Vars' lower bounds
+    alone (a symbolic dim `S0` is at least 1, and has no upper bound); None when none is
+    known. `(S0 + 31) / 32` is at least 1: a divisor that is never 0 or -1."""
+    if isinstance(x, e.IntImm):
+        return x.value
+    if isinstance(x, e.Var):
+        return x.lower
+    if isinstance(x, (e.Add, e.Mul, e.Min, e.Max)):
+        a, b = lower_bound(x.a), lower_bound(x.b)
+        if isinstance(x, e.Max):
+            known = [v for v in (a, b) if v is not None]
+            return max(known) if known else None
+        if a is None or b is None:
+            return None
+        if isinstance(x, e.Add):
+            return a + b
+        if isinstance(x, e.Min):
+            return min(a, b)
+        return a * b if a >= 0 and b >= 0 else None
+    if isinstance(x, e.Div):
+        c, a = _int_const(x.b), lower_bound(x.a)
+        if c is None or c <= 0 or a is None or a < 0:
+            return None
+        return a // c
+    return None
+
+
 def _split(x: e.Expr, c: int) -> tuple[e.Expr, e.Expr, Bounds | None] | None:
     """`x` as `q*c + r` with `r`'s bounds, when `x` is provably non-negative."""
     x_bounds = bounds(x)

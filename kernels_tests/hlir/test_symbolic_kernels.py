@@ -560,3 +560,91 @@ def test_expand_as_broadcasts_a_symbol_fed_one(cache, shape):
     y = np.zeros((3, 1, 7, 7), np.float32)
     (got,) = exe.run({"x": x, "y": y}).values()
     np.testing.assert_array_equal(got, np.broadcast_to(x, (3, 1, 7, 7)))
+
+
+# Transposes whose both dims are -1 take the tile tactic: 32 x 32 tiles through shared
+# memory, the tile count over the dims, the edge guards on the block and the fill,
+# under the loops of the tile, never around the barrier between them.
+TRANSPOSE = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[1,0],stop_gradient:[true]} : (tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x-1xf32>) ->
+}
+"""
+
+# [batch, seq, 48] -> [batch, 48, seq] in half precision, an exp fused in
+TRANSPOSE_EXP_F16 = """\
+{
+    (%0) = "pd_op.data" () {dtype:float16,name:"x",place:Place(undefined:0),shape:[-1,-1,48],stop_gradient:[true]} : () -> tensor<-1x-1x48xf16>
+    (%1) = "pd_op.transpose" (%0) {perm:[0,2,1],stop_gradient:[true]} : (tensor<-1x-1x48xf16>) -> tensor<-1x48x-1xf16>
+    (%2) = "pd_op.exp" (%1) {stop_gradient:[true]} : (tensor<-1x48x-1xf16>) -> tensor<-1x48x-1xf16>
+    () = "builtin.shadow_output" (%2) {output_name:"out"} : (tensor<-1x48x-1xf16>) ->
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda-emu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize(
+    "shape", [(1, 1), (3, 7), (31, 100), (32, 32), (33, 40), (40, 33), (129, 64), (64, 1000)]
+)
+def test_symbolic_transpose_matches_numpy(cache, shape, target):
+    exe = cinn_py.compile(parse_program(TRANSPOSE), target)
+    x = np.random.default_rng(sum(shape)).standard_normal(shape, dtype=np.float32)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_array_equal(got, x.T)
+
+
+def test_symbolic_transpose_is_tiled_and_one_kernel_for_every_tiled_shape(cache):
+    program = parse_program(TRANSPOSE)
+    stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (33, 40)}).stages()
+    assert [k.scheduled.tactic for k in stages.fused] == ["tile"]
+    source = stages.source.source
+    kernel = source[source.index('extern "C"') :]
+    assert "const int v_S0, const int v_S1" in kernel
+    fill, store = kernel.split("__syncthreads();")
+    # the fill's guard (x's edge) and the block's guards (out's edge) sit inside the
+    # tile's thread loops, so every thread reaches the barrier
+    assert "< v_S0) && (" in fill and "< v_S1)) {" in fill
+    assert store.count("< v_S0) {") == 1 and store.count("< v_S1) {") == 1
+    assert "var_0_shared[" in store and "var_0[" not in store
+    # a multiple of the tile along both dims shares the kernel: no guard is dropped
+    for shape in [(32, 32), (129, 64), (1000, 4096)]:
+        assert source_for(TRANSPOSE, x=shape) == source, shape
+    # tiles along q on blockIdx.x, the rest on blockIdx.y: no division by a tile count
+    assert "= blockIdx.y;" in kernel and "/ 32)" not in kernel
+    # a dim shorter than a tile goes flat; its index divides by a dim (at least 1): a
+    # plain `/`, not the helper that checks for 0 and -1
+    flat = source_for(TRANSPOSE, x=(31, 100))
+    flat = flat[flat.index('extern "C"') :]
+    assert "= ((i_0_i_1_fused_0 * 256) + i_0_i_1_fused_1) / v_S0;" in flat
+    assert "cinn_div(" not in flat and "cinn_mod(" not in flat
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 48), (3, 33, 48), (2, 129, 48), (1, 1000, 48)])
+def test_symbolic_transpose_of_a_sequence_matches_numpy(cache, shape):
+    exe = cinn_py.compile(parse_program(TRANSPOSE_EXP_F16), "cuda-emu")
+    x = np.random.default_rng(shape[1]).standard_normal(shape).astype(np.float16)
+    (got,) = exe.run({"x": x}).values()
+    want = np.exp(x.transpose(0, 2, 1).astype(np.float32))
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=1e-3)
+    if shape[1] >= 32:
+        (step,) = exe.kernels
+        assert "__syncthreads" in exe.cuda_source
+
+
+def test_split_guard_at_block_keeps_the_nest_perfect(cache):
+    stages = PIRCompiler(parse_program(TRANSPOSE), "cuda-emu", feed_shapes={"x": (40, 33)})
+    (kernel,) = stages.stages(until="lowered").fused
+    sch = IRSchedule(kernel.lowered)
+    (block,) = sch.get_all_blocks()
+    rows, cols = sch.get_loops(block)
+    r_out, r_in = sch.split(rows, [-1, 32], guard_at_block=True)
+    c_out, c_in = sch.split(cols, [-1, 32], guard_at_block=True)
+    sch.reorder([r_out, c_out, r_in, c_in])  # refused with the guards around loops
+    assert [loop.name for loop in sch.get_loops(block)] == ["i_0_0", "i_1_0", "i_0_1", "i_1_1"]
+    text = print_ir(sch.func)
+    body = text[text.index("serial for (i_1_1") :]
+    assert "if ((((i_1_0 * 32) + i_1_1) < S0)) {" in body
+    assert "if ((((i_0_0 * 32) + i_0_1) < S1)) {" in body
+    assert "split(loop=i_0, factors=[-1, 32], guard_at_block=True)" in str(sch.trace)

@@ -27,6 +27,7 @@ from cinn_py.ir import (
     print_ir,
     simplify,
 )
+from cinn_py.ir.simplify import lower_bound
 from cinn_py.pir.dtypes import DataType as D
 
 i = Var("i", lower=0, upper=16)
@@ -175,3 +176,43 @@ def test_div_mod_of_split_index(q, r, w):
     env = {"a": q, "b": r, "c": w}
     for expr in ((a * 4 + b_) / 4, (a * 4 + b_) % 4, (c / 4) * 4 + c % 4, (c % 8) % 4):
         assert evaluate(simplify(expr), env) == evaluate(expr, env)
+
+
+# `lower_bound`: what codegen reads to print a plain `/` for a divisor of symbolic dims
+# (each at least 1, no upper bound) instead of the 0 / -1 checking helper.
+DIM_VARS = (Var("S0", lower=1), Var("S1", lower=1), Var("t", lower=0, upper=32))
+
+
+def _dim_exprs():
+    leaves = st.one_of(st.sampled_from(DIM_VARS), st.integers(-40, 40).map(C))
+
+    def extend(children):
+        return st.one_of(
+            st.tuples(children, children).map(lambda p: p[0] + p[1]),
+            st.tuples(children, children).map(lambda p: p[0] - p[1]),
+            st.tuples(children, children).map(lambda p: p[0] * p[1]),
+            st.tuples(children, st.integers(1, 64)).map(lambda p: Div(p[0], C(p[1]))),
+            st.tuples(children, children).map(lambda p: Min(p[0], p[1])),
+            st.tuples(children, children).map(lambda p: Max(p[0], p[1])),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(expr=_dim_exprs(), s0=st.integers(1, 5000), s1=st.integers(1, 70), t=st.integers(0, 31))
+def test_lower_bound_holds_for_every_value_of_the_dims(expr, s0, s1, t):
+    low = lower_bound(expr)
+    if low is not None:
+        assert evaluate(expr, {"S0": s0, "S1": s1, "t": t}) >= low
+
+
+def test_lower_bound_of_a_tile_count_and_what_it_does_not_know():
+    s0, s1, t = DIM_VARS
+    assert lower_bound((s0 + 31) / 32) == 1
+    assert lower_bound(s0 * s1 * 4) == 4
+    assert lower_bound(Max(s0 - 5, C(2))) == 2
+    assert lower_bound(s0 / 32) == 0  # 0 for S0 < 32: codegen keeps cinn_div
+    assert lower_bound(s0 - s1) is None
+    assert lower_bound(Var("n")) is None
+    assert lower_bound(t * C(-1)) is None

@@ -138,6 +138,23 @@ def test_perf_report_tool_prints_a_row_per_kernel_of_a_case(capsys):
     assert cells[COLUMNS.index("spills") + 2] == "0"
 
 
+@needs_tools
+def test_perf_report_tool_reports_the_symbolic_programs_of_a_case(capsys):
+    tool = load_tool("perf_report")
+    assert tool.main(["--cases", "transpose_f32", "--symbolic"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| transp")]
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    assert [c[0] for c in cells] == [
+        "transpose_f32_8192x8192",
+        "transpose_f32_8192x8192 -1 rows",
+        "transpose_f32_8192x8192 all -1",
+    ]
+    grid = COLUMNS.index("grid x block") + 2
+    assert cells[0][grid] == "65536 x 32x8"
+    assert cells[2][grid] == "256x256 x 32x8"  # tiled over both dims as arguments
+    assert all(c[1] == "1.00" for c in cells)  # the minimum bytes, static or not
+
+
 ROW_SUM = """{
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[256,4096],stop_gradient:[true]} : () -> tensor<256x4096xf32>
     (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1]} : () -> tensor<1xi64>

@@ -279,7 +279,7 @@ class TileTactic(Tactic):
         plan = tile_plan(func)
         if plan is None:
             raise ValueError(f"the tile tactic does not take {func.name}: {tile_problem(func)}")
-        return schedule_tiles(func, plan)
+        return schedule_tiles(func, plan, target)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.dim_values import is_dim_name
 from cinn_py.ir.expr import GE, LT, And, Buffer, Expr, IntImm, Load, MemoryType, Var
 from cinn_py.ir.isl_domain import IndexDomain, NotAffine
 from cinn_py.ir.names import fresh_name
@@ -227,6 +228,9 @@ def _window(
     for load in loads:
         indices = [simplify(substitute(i, bindings)) for i in load.indices]
         free = {v.name: v for i in indices for v in _vars(i)}
+        # a symbolic kernel's dims (`S0`) are fixed for the whole launch, as the loops
+        # above the tile are in one tile: a window's base may read them
+        outer_names = outer_names | {n for n in free if is_dim_name(n)}
         walked = {n: v for n, v in free.items() if n not in outer_names}
         starts: dict[str, Expr] = {}
         for n, var in walked.items():
@@ -374,5 +378,12 @@ def _edge_guard(
         size = buffer.shape[d]
         checks += [GE(index, IntImm(0, index.dtype)), LT(index, size)]
     domain = IndexDomain([*above, *fill_loops], guards, checks)
-    needed = [c for c in checks if not domain.always(c)]
+    # `index < S0` is kept even where the dims compiled for make it always true (S0 a
+    # multiple of the tile): then every length shares the kernel, as the block's own
+    # guards from `split` of a symbolic dim let it
+    needed = [
+        c
+        for c in checks
+        if not domain.always(c) or (isinstance(c, LT) and not isinstance(c.b, IntImm))
+    ]
     return functools.reduce(And, needed) if needed else None

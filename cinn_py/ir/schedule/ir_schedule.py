@@ -94,13 +94,22 @@ class IRSchedule:
 
     # ---- loop transformations ------------------------------------------------------------
 
-    def split(self, loop: LoopRef | str, factors: Sequence[int]) -> list[LoopRef]:
+    def split(
+        self, loop: LoopRef | str, factors: Sequence[int], guard_at_block: bool = False
+    ) -> list[LoopRef]:
         """Splits `loop` into len(factors) nested loops (outermost first). One factor may
-        be -1 (inferred); the product may exceed the extent (guards come later)."""
+        be -1 (inferred); the product may exceed the extent (guards come later).
+        `guard_at_block`: a symbolic extent's guard goes around the block, inside the
+        loops nested in `loop`, so they stay perfectly nested (`loop_transformation`)."""
         ref, factors = _loop_ref(loop), tuple(factors)
-        self._func, names = loop_transformation.split(self._func, ref.name, factors)
+        self._func, names = loop_transformation.split(
+            self._func, ref.name, factors, guard_at_block=guard_at_block
+        )
         outputs = [LoopRef(n) for n in names]
-        self._record("split", {"loop": ref, "factors": factors}, tuple(outputs))
+        inputs: dict[str, Any] = {"loop": ref, "factors": factors}
+        if guard_at_block:
+            inputs["guard_at_block"] = True
+        self._record("split", inputs, tuple(outputs))
         return outputs
 
     def fuse(self, loops: Sequence[LoopRef | str]) -> LoopRef:

@@ -88,15 +88,16 @@ def _resolve_factors(factors: Sequence[int], extent: int, loop: For) -> list[int
 
 
 def split(
-    func: LoweredFunc, loop_name: str, factors: Sequence[int]
+    func: LoweredFunc, loop_name: str, factors: Sequence[int], guard_at_block: bool = False
 ) -> tuple[LoweredFunc, list[str]]:
     """Splits loop `loop_name` into nested loops `<name>_0`, `<name>_1`, ... with extents
     `factors` (outermost first); the old variable becomes `((v0 * f1) + v1) * f2 + ...`.
-    A product above the extent is kept as is (the bound-guard pass cuts the excess)."""
+    A product above the extent is kept as is (the bound-guard pass cuts the excess).
+    `guard_at_block` only matters for a symbolic extent (`_split_symbolic`)."""
     loop, _ = find_loop(func, loop_name, "split")
     check_plain(loop, "split")
     if not isinstance(loop.extent, IntImm):
-        return _split_symbolic(func, loop, factors)
+        return _split_symbolic(func, loop, factors, guard_at_block)
     sizes = _resolve_factors(factors, const_extent(loop, "split"), loop)
     taken = taken_names(func)
     new_vars = [
@@ -116,12 +117,18 @@ def split(
 
 
 def _split_symbolic(
-    func: LoweredFunc, loop: For, factors: Sequence[int]
+    func: LoweredFunc, loop: For, factors: Sequence[int], guard_at_block: bool = False
 ) -> tuple[LoweredFunc, list[str]]:
     """`split` of a loop whose extent is an expression (a symbolic dim): the one -1
     factor becomes `ceil(extent / product of the others)`, an expression too, and the
     body runs under `if (value < extent)`, since the bound-guard pass sees only constant
-    iter var ranges."""
+    iter var ranges.
+
+    `guard_at_block`: that `if` goes around the block instead, inside every loop of a
+    perfect nest in the body (a predicate of the block, as TVM's). The condition does
+    not read those loops' vars, so it means the same; the loops stay perfectly nested,
+    which the tile schedule needs to reorder and fuse the two split dims of a transpose,
+    and a barrier between tile loops is never under it."""
     block, name = block_names(loop), loop.loop_var.name
     items = list(factors)
     if any(not isinstance(f, int) or isinstance(f, bool) or (f != -1 and f < 1) for f in items):
@@ -174,7 +181,10 @@ def _split_symbolic(
         whole *= items[suffix - 1]
         suffix -= 1
     if not exact and suffix == len(new_vars):
-        body = IfThenElse(value.lt(extent), body)
+        if guard_at_block:
+            body = _guard_innermost(body, value.lt(extent))
+        else:
+            body = IfThenElse(value.lt(extent), body)
     for k in reversed(range(len(new_vars))):
         inner = body if k == len(new_vars) - 1 else Block([body])
         body = For(new_vars[k], 0, sizes[k], ForType.SERIAL, inner)
@@ -184,6 +194,15 @@ def _split_symbolic(
                 prefix = prefix * size + var
             body = IfThenElse(prefix.lt(simplify(extent / IntImm(whole, dtype))), body)
     return replace(func, loop, body), [v.name for v in new_vars]
+
+
+def _guard_innermost(body: Stmt, condition: Expr) -> Stmt:
+    """`body` with `condition` around what its perfect nest of serial loops holds."""
+    inner = unwrap(body)
+    if isinstance(inner, For) and inner.for_type is ForType.SERIAL and inner.bind_info is None:
+        nested = _guard_innermost(inner.body, condition)
+        return For(inner.loop_var, inner.min, inner.extent, inner.for_type, Block([nested]))
+    return IfThenElse(condition, body)
 
 
 def static_factor(extent: Expr) -> int:
