@@ -38,6 +38,7 @@ from cinn_py.errors import UnsupportedOpError
 from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.dim_values import is_dim_name
 from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.schedule.analysis import all_loads
 from cinn_py.ir.simplify import lower_bound, reads_values, simplify
@@ -301,8 +302,12 @@ class CRenderer(Visitor):
         self.in_value = False
         """Whether the expression being rendered is a value (its integer arithmetic
         wraps) rather than an index (plain `int` arithmetic)."""
-        self.value_vars: set[str] = {a.name for a in func.args if isinstance(a.value, e.Var)}
-        """IR names of the Vars holding values (scalar arguments, Let symbols)."""
+        self.value_vars: set[str] = {
+            a.name for a in func.args if isinstance(a.value, e.Var) and not is_dim_name(a.name)
+        }
+        """IR names of the Vars holding values (scalar arguments, Let symbols). A symbolic
+        dim (`S0`) is an index, as a loop bound is: a mask `r < S0 * 8192` in a
+        reduction's body stays plain `int` arithmetic."""
         self._reads_values: dict[int, tuple[e.Expr, bool]] = {}
 
     # ---- output ------------------------------------------------------------------------

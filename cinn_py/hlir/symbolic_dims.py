@@ -91,16 +91,16 @@ class SymbolicDims:
             return dim.value
         return _convert(dim, lambda s: self.var(s, dtype), dtype)
 
-    def reduce_bound(self, extent: Expr) -> int:
-        """The bucket bound (`REDUCE_BUCKETS`) of a symbolic extent's value at this
-        signature; ShapeError past the largest."""
+    def reduce_bound(self, extent: Expr, limit: int = REDUCE_BUCKETS[-1]) -> int:
+        """The bucket bound (`REDUCE_BUCKETS`, then powers of two up to `limit`) of a
+        symbolic extent's value at this signature; ShapeError past the largest."""
         value = self.evaluate(extent)
-        bound = bucket_bound(value)
+        bound = bucket_bound(value, limit)
         if bound is not None:
             return bound
         raise ShapeError(
             f"a reduction over {extent!r} = {value}: longer than the largest bucket "
-            f"({REDUCE_BUCKETS[-1]}), compiled for its length"
+            f"({limit}), compiled for its length"
         )
 
     @functools.cached_property

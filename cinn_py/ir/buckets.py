@@ -16,11 +16,23 @@ REDUCE_BUCKETS = (128, 1024, 8192, *(2**k for k in range(14, 21)))
 per shape."""
 
 
-def bucket_bound(length: int) -> int | None:
-    """The bound of `length`'s bucket; None past the largest."""
+MERGED_BUCKET_LIMIT = 2**30
+"""The largest bound of a reduce axis over several dims merged into one (a reduce-all
+of `[S0, S1]`, `ops.reduction`): the powers of two go on past 2**20 up to it (the grid
+walks such a row; an int32 index holds it)."""
+
+
+def bucket_bound(length: int, limit: int = REDUCE_BUCKETS[-1]) -> int | None:
+    """The bound of `length`'s bucket; None past the largest (`limit`: past 2**20 the
+    buckets go on as powers of two up to it)."""
     for bound in REDUCE_BUCKETS:
         if length < bound:
             return bound
+    bound = REDUCE_BUCKETS[-1] * 2
+    while bound <= limit:
+        if length < bound:
+            return bound
+        bound *= 2
     return None
 
 

@@ -257,13 +257,40 @@ def _merge_div_mod(terms: Terms, const: int) -> tuple[Terms, int]:
             return _merge_div_mod(_add_terms(rest, scaled, 1), const + inner_const * k)
         div_key = structural_key(e.Div(t.a, t.b))
         div = terms.get(div_key)
+        if div is None:
+            div_key = _shifted_partner(terms, t, k, c)
+            div = None if div_key is None else terms[div_key]
         if div is None or div[1] != k * c:
             continue
         rest = {kk: tc for kk, tc in terms.items() if kk not in (key, div_key)}
-        inner, inner_const = _affine(t.a)
+        inner, inner_const = _affine(div[0].a)
         scaled = {kk: (tt, cc * k) for kk, (tt, cc) in inner.items()}
         return _merge_div_mod(_add_terms(rest, scaled, 1), const + inner_const * k)
     return terms, const
+
+
+def _shifted_partner(terms: Terms, mod: e.Mod, k: int, c: int) -> tuple | None:
+    """The key of a term `k*c * (x / c)` whose x is `mod`'s dividend y plus a multiple
+    of c, both never negative (`(x / c) * c + y % c` is x then: `x % c` was simplified
+    to `y % c`, dropping the multiple, which the quotient keeps); None where none is."""
+    y_terms, y_const = _affine(mod.a)
+    if not _never_negative(mod.a):
+        return None
+    for key, (t, coefficient) in terms.items():
+        if not isinstance(t, e.Div) or coefficient != k * c or _int_const(t.b) != c:
+            continue
+        x_terms, x_const = _affine(t.a)
+        difference = _add_terms(x_terms, y_terms, -1)
+        if (x_const - y_const) % c or any(v % c for _, v in difference.values()):
+            continue
+        if _never_negative(t.a):
+            return key
+    return None
+
+
+def _never_negative(x: e.Expr) -> bool:
+    low = lower_bound(x)
+    return low is not None and low >= 0
 
 
 def _merge_symbolic_div_mod(terms: Terms, key: tuple, mod: e.Mod, k: int) -> Terms | None:

@@ -46,14 +46,16 @@ runs as a library call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from cinn_py.errors import ShapeError
 from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype, numeric
 from cinn_py.hlir.op_lowering.scalar import const, convert, truthy
+from cinn_py.ir.buckets import MERGED_BUCKET_LIMIT
 from cinn_py.ir.expr import (
     LT,
     And,
@@ -61,11 +63,13 @@ from cinn_py.ir.expr import (
     Div,
     Expr,
     FloatImm,
+    Mod,
     Reduce,
     ReduceType,
     Select,
     Var,
 )
+from cinn_py.ir.simplify import simplify
 from cinn_py.pir import infer_meta as im
 from cinn_py.pir import shape_analysis as sym
 from cinn_py.pir.attributes import BoolAttribute, DataTypeAttribute, Int64Attribute
@@ -380,19 +384,32 @@ def _lower_reduce(
             # a value no other thread reads (set_buffer refuses such a register).
             # A symbolic reduced dim (a sequence length) gets an axis over its bucket's
             # bound (`LowerContext.reduce_bound`), the steps past the dim masked off.
-            rvars, masks = {}, []
+            # Adjacent reduced dims, one or more of them symbolic, get one axis over
+            # their product's bucket (`_merged_runs`): a reduce-all of `[S0, S1]` walks
+            # at most twice its elements, not the product of two buckets (up to 4x),
+            # and `[S0, 8192]` has a length 8192 divides (vectors walk it). Their
+            # indices `r / S1`, `r % S1` fold back to `r` in a row-major offset.
+            rvars, masks, reduced = [], [], {}
+            runs = _merged_runs(ctx, axes, x.shape)
             for d in axes:
                 extent = x.shape[d]
+                run = next((run for run in runs if d in run), None)
+                if run is not None:
+                    if d == run[0]:
+                        rvars.append(_merged_axis(ctx, run, x.shape, reduced, masks))
+                    continue
                 if isinstance(extent, int):
                     if extent != 1:
-                        rvars[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, extent)
+                        reduced[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, extent)
+                        rvars.append(reduced[d])
                     continue
-                rvars[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, ctx.reduce_bound(extent))
-                masks.append(LT(rvars[d], extent))
+                reduced[d] = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, ctx.reduce_bound(extent))
+                rvars.append(reduced[d])
+                masks.append(LT(reduced[d], extent))
             at, rest = [], iter(kept)
             for d in range(x.rank):
-                if d in rvars:
-                    at.append(rvars[d])
+                if d in reduced:
+                    at.append(reduced[d])
                 elif d in axes:
                     at.append(const(0, ctx.index_dtype))
                 else:
@@ -405,11 +422,68 @@ def _lower_reduce(
                 body = Select(keep, body, reduce_identity(kind, acc))
             if not rvars:  # a 0-D input, or only one-element axes: the element itself
                 return finish(body)
-            return finish(Reduce(kind, reduce_identity(kind, acc), body, list(rvars.values())))
+            return finish(Reduce(kind, reduce_identity(kind, acc), body, rvars))
 
         return Compute(out_dtype, out_shape, fcompute)
 
     return lower
+
+
+def _merged_runs(ctx: LowerContext, axes: Sequence[int], shape: Sequence[Any]) -> list[list[int]]:
+    """Runs of two or more adjacent reduced dims holding a symbolic one, each reduced
+    as one axis (`_merged_axis`), where their product's bucket is at most
+    `MERGED_BUCKET_LIMIT` at this signature (else each dim its own axis, as alone)."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for d in sorted(axes):
+        if run and d != run[-1] + 1:
+            runs.append(run)
+            run = []
+        run.append(d)
+    runs.append(run)
+    merged = []
+    for run in runs:
+        if len(run) < 2 or all(isinstance(shape[d], int) for d in run):
+            continue
+        if any(isinstance(shape[d], int) and shape[d] == 0 for d in run):
+            continue  # an empty reduction: the identity, no axis
+        try:
+            ctx.reduce_bound(_product(shape[d] for d in run), MERGED_BUCKET_LIMIT)
+        except ShapeError:
+            continue
+        merged.append(run)
+    return merged
+
+
+def _product(dims: Iterable[Any]) -> Any:
+    """The product of ints and index Exprs (an int, or a simplified Expr)."""
+    product: Any = None
+    for dim in dims:
+        product = dim if product is None else product * dim
+    return simplify(product) if isinstance(product, Expr) else product
+
+
+def _merged_axis(
+    ctx: LowerContext,
+    run: Sequence[int],
+    shape: Sequence[Any],
+    reduced: dict[int, Expr],
+    masks: list[Expr],
+) -> Var:
+    """One reduce axis over the product of the dims of `run` (to its bucket's bound, the
+    steps past the product masked off); fills `reduced` with each dim's index (row-major:
+    `r / S1`, `r % S1`) and `masks` with the mask."""
+    extent = _product(shape[d] for d in run)
+    bound = ctx.reduce_bound(extent, MERGED_BUCKET_LIMIT)
+    var = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, bound)
+    masks.append(LT(var, extent))
+    rest: Expr = var
+    for d in reversed(run[1:]):
+        dim = shape[d] if not isinstance(shape[d], int) else const(shape[d], ctx.index_dtype)
+        reduced[d] = Mod(rest, dim)
+        rest = Div(rest, dim)
+    reduced[run[0]] = rest
+    return var
 
 
 def _lower_arg_reduce(kind: ReduceType) -> Callable[[LowerContext], Compute]:

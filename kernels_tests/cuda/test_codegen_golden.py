@@ -45,14 +45,14 @@ GOLDEN = {
 extern "C" __global__ void __launch_bounds__(256) fn_group_0(const float* var_3, const float* __restrict__ var_4, float* var_7) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<float, 4> var_3_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_3 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128));
+  const cinn_vec<float, 4> var_3_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_3 + (i_b * 1024) + (i_t * 4));
   const cinn_vec<float, 4> var_4_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_4 + (i_t * 4) % 128);
   cinn_vec<float, 4> var_7_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 4; ++i_v) {
     var_7_vec.v[i_v] = expf(var_3_vec.v[i_v]) + var_4_vec.v[i_v];
   }
-  *reinterpret_cast<cinn_vec<float, 4>*>(var_7 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128)) = var_7_vec;
+  *reinterpret_cast<cinn_vec<float, 4>*>(var_7 + (i_b * 1024) + (i_t * 4)) = var_7_vec;
 }
 """,
     "guard_vec": r"""
@@ -90,41 +90,41 @@ extern "C" __global__ void __launch_bounds__(4) fn_guard_lanes(const float* var_
 extern "C" __global__ void __launch_bounds__(64) fn_f16(const __half* var_0, const __half* __restrict__ var_1, __half* var_2) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<__half, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(var_0 + ((((i_b * 512) + (i_t * 8)) / 64) * 64) + ((i_t * 8) % 64));
-  const cinn_vec<__half, 8> var_1_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(var_1 + ((((i_b * 512) + (i_t * 8)) / 64) * 64) + ((i_t * 8) % 64));
+  const cinn_vec<__half, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(var_0 + (i_b * 512) + (i_t * 8));
+  const cinn_vec<__half, 8> var_1_vec = *reinterpret_cast<const cinn_vec<__half, 8>*>(var_1 + (i_b * 512) + (i_t * 8));
   cinn_vec<__half, 8> var_2_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 8; ++i_v) {
     var_2_vec.v[i_v] = __float2half_rn(__half2float(var_0_vec.v[i_v]) * __half2float(var_1_vec.v[i_v]));
   }
-  *reinterpret_cast<cinn_vec<__half, 8>*>(var_2 + ((((i_b * 512) + (i_t * 8)) / 64) * 64) + ((i_t * 8) % 64)) = var_2_vec;
+  *reinterpret_cast<cinn_vec<__half, 8>*>(var_2 + (i_b * 512) + (i_t * 8)) = var_2_vec;
 }
 """,
     "bf16_vec8": r"""
 extern "C" __global__ void __launch_bounds__(32) fn_bf16(const __nv_bfloat16* var_0, __nv_bfloat16* var_1) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<__nv_bfloat16, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__nv_bfloat16, 8>*>(var_0 + ((((i_b * 256) + (i_t * 8)) / 32) * 32) + ((i_t * 8) % 32));
+  const cinn_vec<__nv_bfloat16, 8> var_0_vec = *reinterpret_cast<const cinn_vec<__nv_bfloat16, 8>*>(var_0 + (i_b * 256) + (i_t * 8));
   cinn_vec<__nv_bfloat16, 8> var_1_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 8; ++i_v) {
     var_1_vec.v[i_v] = __float2bfloat16_rn(tanhf(__bfloat162float(var_0_vec.v[i_v])));
   }
-  *reinterpret_cast<cinn_vec<__nv_bfloat16, 8>*>(var_1 + ((((i_b * 256) + (i_t * 8)) / 32) * 32) + ((i_t * 8) % 32)) = var_1_vec;
+  *reinterpret_cast<cinn_vec<__nv_bfloat16, 8>*>(var_1 + (i_b * 256) + (i_t * 8)) = var_1_vec;
 }
 """,
     "bool_vec16": r"""
 extern "C" __global__ void __launch_bounds__(16) fn_bool(const float* __restrict__ var_0, const float* __restrict__ var_1, bool* __restrict__ var_2) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<float, 16> var_0_vec = *reinterpret_cast<const cinn_vec<float, 16>*>(var_0 + ((((i_b * 256) + (i_t * 16)) / 64) * 64) + ((i_t * 16) % 64));
-  const cinn_vec<float, 16> var_1_vec = *reinterpret_cast<const cinn_vec<float, 16>*>(var_1 + ((((i_b * 256) + (i_t * 16)) / 64) * 64) + ((i_t * 16) % 64));
+  const cinn_vec<float, 16> var_0_vec = *reinterpret_cast<const cinn_vec<float, 16>*>(var_0 + (i_b * 256) + (i_t * 16));
+  const cinn_vec<float, 16> var_1_vec = *reinterpret_cast<const cinn_vec<float, 16>*>(var_1 + (i_b * 256) + (i_t * 16));
   cinn_vec<bool, 16> var_2_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 16; ++i_v) {
     var_2_vec.v[i_v] = (var_0_vec.v[i_v] > var_1_vec.v[i_v]) && (!(isnan(var_0_vec.v[i_v]) != 0));
   }
-  *reinterpret_cast<cinn_vec<bool, 16>*>(var_2 + ((((i_b * 256) + (i_t * 16)) / 64) * 64) + ((i_t * 16) % 64)) = var_2_vec;
+  *reinterpret_cast<cinn_vec<bool, 16>*>(var_2 + (i_b * 256) + (i_t * 16)) = var_2_vec;
 }
 """,
     "int64_vec2": r"""
@@ -150,13 +150,13 @@ extern "C" __global__ void __launch_bounds__(1) fn_scalar(const float* var_0, co
 extern "C" __global__ void __launch_bounds__(256) fn_two_nests(const float* var_0, const float* var_1, float* var_2, float* var_3) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128));
+  const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + (i_b * 1024) + (i_t * 4));
   cinn_vec<float, 4> var_2_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 4; ++i_v) {
     var_2_vec.v[i_v] = var_0_vec.v[i_v] + 1.0f;
   }
-  *reinterpret_cast<cinn_vec<float, 4>*>(var_2 + ((((i_b * 1024) + (i_t * 4)) / 128) * 128) + ((i_t * 4) % 128)) = var_2_vec;
+  *reinterpret_cast<cinn_vec<float, 4>*>(var_2 + (i_b * 1024) + (i_t * 4)) = var_2_vec;
   if (blockIdx.x < 1) {
     const int j_b = blockIdx.x;
     if (threadIdx.x < 128) {
@@ -189,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(24) fn_unrolled(const int* var_0, i
 extern "C" __global__ void __launch_bounds__(128) fn_broadcast(const float* var_0, const float* __restrict__ var_1, const float* __restrict__ var_2, float* var_3) {
   const int i_b = blockIdx.x;
   const int i_t = threadIdx.x;
-  const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + ((((i_b * 512) + (i_t * 4)) / 32) * 32) + ((i_t * 4) % 32));
+  const cinn_vec<float, 4> var_0_vec = *reinterpret_cast<const cinn_vec<float, 4>*>(var_0 + (i_b * 512) + (i_t * 4));
   cinn_vec<float, 4> var_3_vec;
   #pragma unroll
   for (int i_v = 0; i_v < 4; ++i_v) {
@@ -197,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(128) fn_broadcast(const float* var_
     const int i1_0 = ((i_t * 4) + i_v) % 32;
     var_3_vec.v[i_v] = (var_0_vec.v[i_v] - var_1[i0_0]) + var_2[i0_0 + (i1_0 * 64)];
   }
-  *reinterpret_cast<cinn_vec<float, 4>*>(var_3 + ((((i_b * 512) + (i_t * 4)) / 32) * 32) + ((i_t * 4) % 32)) = var_3_vec;
+  *reinterpret_cast<cinn_vec<float, 4>*>(var_3 + (i_b * 512) + (i_t * 4)) = var_3_vec;
 }
 """,
     # Value arithmetic and conversions in the runtime header's defined forms; the

@@ -16,6 +16,7 @@ import cinn_py
 from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import ScheduleError, ShapeError
 from cinn_py.ir.expr import Var
+from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.schedule import IRSchedule
 from cinn_py.pir.dtypes import DataType
@@ -457,11 +458,15 @@ def test_reduce_all_takes_the_grid_schedule_of_its_bucket(cache):
         stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (rows, 64)}).stages()
         return stages.fused, stages.source.source
 
-    fused, source = scheduled(1000)  # 64000 elements, bucket 1024 rows: 65536
+    fused, source = scheduled(1000)  # 64000 elements: one axis, bucket 65536
     assert [k.scheduled.tactic for k in fused] == ["grid"]
-    # 4 chunks of 16384: the bucket's plan, a constant; the rows past S0 are masked
+    # 4 chunks of 16384: the bucket's plan, a constant; the elements past S0 * 64 are
+    # masked, a float4 at a time (64 divides the length), the loop ending at the last
+    # live step
     assert "cinn_last_block_done(fn_group_0_semaphore + grid_row, 4)" in source
-    assert ") / 64) < v_S0) ? var_0[" in source
+    assert "cinn_min(4, (((v_S0 * 64) - (var_2_partials_c * 16384)) + 4095) / 4096)" in source
+    assert "+ (var_2_partials_c * 16384)) < (v_S0 * 64)) {" in source
+    assert "const cinn_vec<float, 4> var_0_vec = " in source
     assert scheduled(700)[1] == source  # same bucket [128, 1024): same kernel
     assert scheduled(1025)[1] != source  # next bucket
 
@@ -648,3 +653,87 @@ def test_split_guard_at_block_keeps_the_nest_perfect(cache):
     assert "if ((((i_1_0 * 32) + i_1_1) < S0)) {" in body
     assert "if ((((i_0_0 * 32) + i_0_1) < S1)) {" in body
     assert "split(loop=i_0, factors=[-1, 32], guard_at_block=True)" in str(sch.trace)
+
+
+# Reductions over several adjacent dims, some symbolic: one reduce axis over their
+# product's bucket (`ops.reduction._merged_axis`), the indices `r / S1`, `r % S1`.
+def reduce_program(kind: str, shape: str, axes: str, out: str, dtype: str = "f32") -> str:
+    name = {"f32": "float32", "f16": "float16"}[dtype]
+    ranked = f"tensor<{shape}x{dtype}>"
+    count = axes.count(",") + 1
+    extra = "dtype:Undefined," if kind == "sum" else ""
+    dims = ",".join("-1" if d == "-1" else d for d in shape.split("x"))
+    return f"""{{
+    (%0) = "pd_op.data" () {{dtype:{name},name:"x",place:Place(undefined:0),shape:[{dims}],stop_gradient:[true]}} : () -> {ranked}
+    (%1) = "pd_op.full_int_array" () {{dtype:int64,place:Place(cpu),stop_gradient:[true],value:[{axes}]}} : () -> tensor<{count}xi64>
+    (%2) = "pd_op.{kind}" (%0, %1) {{{extra}keepdim:false,stop_gradient:[true]}} : ({ranked}, tensor<{count}xi64>) -> tensor<{out}{dtype}>
+    () = "builtin.shadow_output" (%2) {{output_name:"out"}} : (tensor<{out}{dtype}>) ->
+}}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "mean"])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (33, 129), (1000, 7), (1, 5000), (5000, 1)])
+def test_reduce_all_over_two_symbolic_dims_matches_numpy(cache, kind, shape):
+    exe = cinn_py.compile(parse_program(reduce_program(kind, "-1x-1", "0,1", "")), "cuda-emu")
+    x = np.random.default_rng(sum(shape)).standard_normal(shape, dtype=np.float32) - 3.0
+    (got,) = exe.run({"x": x}).values()
+    want = getattr(np, kind)(x.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 7, 33), (2, 129, 9), (5, 1, 1000)])
+def test_rows_reduced_over_two_symbolic_dims_match_numpy(cache, shape):
+    text = reduce_program("sum", "-1x-1x-1", "1,2", "-1x", "f16")
+    exe = cinn_py.compile(parse_program(text), "cuda-emu")
+    x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float16)
+    (got,) = exe.run({"x": x}).values()
+    want = x.astype(np.float64).sum(axis=(1, 2))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=5e-3, atol=5e-2)
+
+
+def test_two_symbolic_dims_reduce_over_one_axis_of_their_products_bucket(cache):
+    text = reduce_program("sum", "-1x-1", "0,1", "")
+    lowered = PIRCompiler(parse_program(text), "cuda-emu", feed_shapes={"x": (100, 300)})
+    (kernel,) = lowered.stages(until="lowered").fused
+    # one axis over 30000's bucket [16384, 32768)
+    assert "select((r_0 < (S0 * S1)), var_0[(r_0 / S1), (r_0 % S1)]" in print_ir(kernel.lowered)
+    (reduce,) = find_reduces(kernel.lowered.body)
+    assert [(v.name, v.upper) for v in reduce.reduce_axis] == [("r_0", 32768)]
+    source = source_for(text, x=(100, 300))
+    assert source_for(text, x=(50, 400)) == source  # 20000: the same bucket
+    assert source_for(text, x=(200, 300)) != source  # 60000: the next
+    kernel_text = source[source.index('extern "C"') :]  # the offset folded back to r
+    assert "/ v_S1" not in kernel_text and "% v_S1" not in kernel_text
+
+
+def test_a_product_past_the_merged_limit_keeps_an_axis_per_dim(cache):
+    text = reduce_program("sum", "-1x-1", "0,1", "")
+    big = PIRCompiler(parse_program(text), "cuda-emu", feed_shapes={"x": (40000, 40000)})
+    (kernel,) = big.stages(until="lowered").fused
+    ir = print_ir(kernel.lowered)
+    assert "(S0 * S1)" not in ir and "< S0" in ir and "< S1" in ir  # 1.6e9 > 2**30
+
+
+# y along the rows of x, reduced with it over both dims: y is read at `r % S1`
+WEIGHTED_SUM = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>
+    (%1) = "pd_op.data" () {dtype:float32,name:"y",place:Place(undefined:0),shape:[-1],stop_gradient:[true]} : () -> tensor<-1xf32>
+    (%2) = "pd_op.multiply" (%0, %1) {stop_gradient:[true]} : (tensor<-1x-1xf32>, tensor<-1xf32>) -> tensor<-1x-1xf32>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,1]} : () -> tensor<2xi64>
+    (%4) = "pd_op.sum" (%2, %3) {dtype:Undefined,keepdim:false,stop_gradient:[true]} : (tensor<-1x-1xf32>, tensor<2xi64>) -> tensor<f32>
+    () = "builtin.shadow_output" (%4) {output_name:"out"} : (tensor<f32>) ->
+}
+"""
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 7), (33, 129), (1000, 7), (2, 5000)])
+def test_a_broadcast_operand_of_a_merged_reduction_matches_numpy(cache, shape):
+    exe = cinn_py.compile(parse_program(WEIGHTED_SUM), "cuda-emu")
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape, dtype=np.float32)
+    y = rng.standard_normal(shape[1:], dtype=np.float32)
+    (got,) = exe.run({"x": x, "y": y}).values()
+    want = (x.astype(np.float64) * y).sum()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -216,3 +216,23 @@ def test_lower_bound_of_a_tile_count_and_what_it_does_not_know():
     assert lower_bound(s0 - s1) is None
     assert lower_bound(Var("n")) is None
     assert lower_bound(t * C(-1)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    k=st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(-3, 3)),
+    d=st.sampled_from([2, 4, 7, 8, 32, 8192]),
+    shift=st.integers(-2, 2),
+    at=st.tuples(st.integers(0, 15), st.integers(0, 3), st.integers(0, 7)),
+)
+def test_split_index_with_a_multiple_of_the_divisor_folds_back(k, d, shift, at):
+    """`(x / d) * d + x % d` where simplify drops a multiple of d from the `%` but not
+    from the `/` (the chunk offset of a reduce-all over `[S0, 8192]`): the value is x,
+    and where both dividends are never negative, the fold gives x itself."""
+    chunk = Var("k", lower=0, upper=8)
+    x = i * C(k[0]) + j * C(k[1]) + chunk * C(k[2] * d) + C(shift * d)
+    expr = Div(x, C(d)) * C(d) + Mod(x, C(d))
+    env = {"i": at[0], "j": at[1], "k": at[2]}
+    assert evaluate(simplify(expr), env) == evaluate(expr, env)
+    if k[2] >= 0 and shift >= 0:
+        assert "/" not in print_ir(simplify(expr))

@@ -33,7 +33,7 @@ class LowerContext:
         index_dtype: DataType,
         numbers: Iterator[int] | None = None,
         dims_of: Callable[[Value], tuple[Any, ...] | None] | None = None,
-        reduce_bound: Callable[[Any], int] | None = None,
+        reduce_bound: Callable[..., int] | None = None,
     ) -> None:
         self.op = op
         self._dims_of = dims_of
@@ -126,13 +126,16 @@ class LowerContext:
                 return dims
         return type_.dims
 
-    def reduce_bound(self, extent: Any) -> int:
+    def reduce_bound(self, extent: Any, limit: int | None = None) -> int:
         """The static bound a reduction over the symbolic dim `extent` iterates to (its
         bucket's: `ir.buckets.REDUCE_BUCKETS`), the steps past the dim masked off.
-        Only in a symbolic lowering; a ShapeError past the largest bucket."""
+        Only in a symbolic lowering; a ShapeError past the largest bucket (`limit`:
+        `ir.buckets.bucket_bound`'s)."""
         if self._reduce_bound is None:
             raise self.shape_error(f"a reduction over the symbolic dim {extent!r}")
-        return self._reduce_bound(extent)
+        if limit is None:
+            return self._reduce_bound(extent)
+        return self._reduce_bound(extent, limit)
 
     def out_dtype(self, index: int = 0) -> DataType:
         return self.out_type(index).data_type

@@ -56,6 +56,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     MAX_SINGLE_PASS_BYTES,
     lanes_for,
     symbolic_cols_bound,
+    symbolic_lanes,
     threads_for,
 )
 from cinn_py.ir.group_schedule.target_info import TargetInfo
@@ -92,13 +93,15 @@ pass reads), 4 steps, MIN_STEPS of work."""
 def walked_cols(func: LoweredFunc, pattern: RowPattern) -> tuple[int, int]:
     """The row length the grid walks and its lanes V: the row's and `lanes_for`'s; for
     a row of symbolic length (`symbolic_cols_bound`: a reduce-all over a -1 batch), its
-    bucket's bound, one element a step, the steps past the length masked (their loads
-    skipped: a chunk wholly past it costs its blocks a loop of compares). The plan is
-    then the bucket's, so every length in it shares the kernel."""
+    bucket's bound, in vectors where the length's constant factor allows them
+    (`symbolic_lanes`: `S0 * 8192`, the aligned variant's `S0 * ((S1 / 4) * 4)`), else
+    one element a step, the steps past the length masked (their loads skipped: a chunk
+    wholly past it costs its blocks a loop of compares). The plan is then the bucket's,
+    so every length in it shares the kernel."""
     bound = symbolic_cols_bound(func, pattern)
     if bound is None:
         return pattern.cols, lanes_for(func, pattern)
-    return bound, 1
+    return bound, symbolic_lanes(func, pattern, bound)
 
 
 def grid_plan(
