@@ -43,9 +43,53 @@ from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat1
 Bounds = tuple[int, int]
 
 
+_MEMO: dict[tuple, e.Expr | None] = {}
+"""Simplified index arithmetic by the structural key of what was simplified (None: it
+was simplified already). Simplification is a function of the tree alone (Vars by name,
+dtype and bounds, in the key), and the scheduler simplifies the same index expressions
+over and over: every substitution of a split or a fuse re-simplifies each expression
+it touches (a third of the host stages' time for the LLaMA fixture). Cleared when it
+grows past `_MEMO_LIMIT` entries."""
+_MEMO_LIMIT = 200_000
+_ARITHMETIC = (
+    e.IntImm,
+    e.UIntImm,
+    e.FloatImm,
+    e.Var,
+    e.BinaryOp,
+    e.Not,
+    e.Select,
+    e.Cast,
+)
+"""The node kinds of the expressions the memo takes. Loads and Reduces are left out:
+passes key maps by their `id` (a Reduce's hoisted accumulator, a redirected read), so
+two of them must not become one object."""
+
+
+def _arithmetic(node: e.Expr) -> bool:
+    if not isinstance(node, _ARITHMETIC):
+        return False
+    return all(
+        _arithmetic(child)
+        for value in node.field_values()
+        for child in (value if isinstance(value, tuple) else (value,))
+        if isinstance(child, e.IrNode)
+    )
+
+
 def simplify(node: e.IrNode) -> e.IrNode:
     """`node` simplified; the same object when nothing changed."""
-    return _Simplifier().visit(node)
+    if not isinstance(node, e.Expr) or not _arithmetic(node):
+        return _Simplifier().visit(node)
+    key = structural_key(node)
+    if key in _MEMO:
+        found = _MEMO[key]
+        return node if found is None else found
+    result = _Simplifier().visit(node)
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[key] = None if structural_equal(result, node) else result
+    return node if result is node else result
 
 
 class _Simplifier(Mutator):

@@ -17,6 +17,7 @@ from cinn_py.ir import (
     Free,
     IfThenElse,
     IntImm,
+    Load,
     Max,
     Min,
     Mod,
@@ -236,3 +237,17 @@ def test_split_index_with_a_multiple_of_the_divisor_folds_back(k, d, shift, at):
     assert evaluate(simplify(expr), env) == evaluate(expr, env)
     if k[2] >= 0 and shift >= 0:
         assert "/" not in print_ir(simplify(expr))
+
+
+def test_simplify_memo_gives_equal_results_and_keeps_loads_apart():
+    a = (i * C(4) + j) / C(4)
+    b = (i * C(4) + j) / C(4)  # a second tree, structurally equal
+    first, second = simplify(a), simplify(b)
+    assert first is second and print_ir(first) == "i"  # from the memo
+    done = simplify(i + j)
+    assert simplify(done) is done  # already simple: the same object
+    # reads are never shared: passes key maps by a Load's or a Reduce's id
+    x_buf = Buffer("x", D.FLOAT32, [16])
+    one = simplify(Load(x_buf, [i + C(0)]) + FloatImm(0.0))
+    two = simplify(Load(x_buf, [i + C(0)]) + FloatImm(0.0))
+    assert print_ir(one) == print_ir(two) and one is not two
