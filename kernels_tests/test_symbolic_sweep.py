@@ -3,7 +3,7 @@ sequence 1, 7, 64, 100, 511, 512 and 1000 and batch 1 to 8 on cuda-emu, each res
 against the reference target, with the kernel compiles at or below the buckets touched.
 
 The buckets this sweep touches: a sequence of 1 (a softmax row of one element is
-scheduled apart), [2, 128) and [128, 1024) (`ir.buckets.REDUCE_BUCKETS`); the
+scheduled apart), [2, 128] and (128, 1024] (`ir.buckets.REDUCE_BUCKETS`); the
 batch is a dim no broadcast stretches, so it has no bucket of its own. That is 3
 translation units, each compiled once, whatever the order of the shapes.
 
@@ -63,7 +63,7 @@ def test_sweep_matches_the_reference_with_a_compile_per_bucket(private_cache, mo
                 got[name], value, rtol=1e-4, atol=2e-5, err_msg=f"{model} {batch}x{seq} {name}"
             )
     stats = exe.compile_stats
-    assert stats.kernel_units_compiled == 3, stats  # seq 1, [2, 128), [128, 1024)
+    assert stats.kernel_units_compiled == 3, stats  # seq 1, [2, 128], (128, 1024]
     assert stats.kernel_units_cached == len(SWEEP) - 3
 
 

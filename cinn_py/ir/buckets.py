@@ -10,11 +10,13 @@ it must serve well.
 
 from __future__ import annotations
 
-REDUCE_BUCKETS = (128, 1024, 8192, *(2**k for k in range(14, 21)))
-"""The bounds: [1, 128), [128, 1024), [1024, 8192), then powers of two up to 2**20
-(long contexts: at most twice the steps the length has). A longer length is compiled
-per shape."""
-
+REDUCE_BUCKETS = (128, *(2**k for k in range(10, 21)))
+"""The bounds, each the longest length of its bucket: [1, 128], (128, 1024], then the
+powers of two (1024, 2048], (2048, 4096], ... up to 2**20 (long contexts). A length
+at a bound walks no masked step (a sequence of 4096 is walked as the static row is:
+the benchmark's shapes and the common context lengths are powers of two); above 1024,
+at most twice its steps, below, up to 8x for short rows where a step is cheap. A
+longer length is compiled per shape."""
 
 MERGED_BUCKET_LIMIT = 2**30
 """The largest bound of a reduce axis over several dims merged into one (a reduce-all
@@ -23,23 +25,23 @@ walks such a row; an int32 index holds it)."""
 
 
 def bucket_bound(length: int, limit: int = REDUCE_BUCKETS[-1]) -> int | None:
-    """The bound of `length`'s bucket; None past the largest (`limit`: past 2**20 the
-    buckets go on as powers of two up to it)."""
+    """The bound of `length`'s bucket (the least bound at or above it); None past the
+    largest (`limit`: past 2**20 the buckets go on as powers of two up to it)."""
     for bound in REDUCE_BUCKETS:
-        if length < bound:
+        if length <= bound:
             return bound
     bound = REDUCE_BUCKETS[-1] * 2
     while bound <= limit:
-        if length < bound:
+        if length <= bound:
             return bound
         bound *= 2
     return None
 
 
 def bucket_floor(bound: int) -> int:
-    """The shortest length of the bucket whose bound is `bound` (1 for the first; the
-    bound itself for a bound that is no bucket's, a product of several dims' bounds)."""
+    """The shortest length of the bucket whose bound is `bound`: 1 for the first, one
+    past the bound below for the others (a power of two past 2**20: one past half)."""
     if bound not in REDUCE_BUCKETS:
-        return bound
+        return bound // 2 + 1 if bound > REDUCE_BUCKETS[-1] else bound
     index = REDUCE_BUCKETS.index(bound)
-    return 1 if index == 0 else REDUCE_BUCKETS[index - 1]
+    return 1 if index == 0 else REDUCE_BUCKETS[index - 1] + 1

@@ -4,7 +4,7 @@ A reduction over a symbolic dim (a sequence of length `S0`) is lowered over the 
 bucket (`ir.buckets.REDUCE_BUCKETS`: a static bound, so that every length in
 the bucket shares the kernel), its body `Select(r < S0, x, identity)`. Scheduled, the
 axis is split across threads: `for (o = 0; o < 512; ++o) acc += (o * 32 + t < S0) ?
-x[...] : 0`. At S0 = 8192 in the bucket [8192, 16384) half of those steps are masked:
+x[...] : 0`. At S0 = 8193 in the bucket (8192, 16384] half of those steps are masked:
 they load nothing but still cost their compares, and the loop cannot end early.
 
 `live_extent` reads the mask and gives the loop's end as an expression over the

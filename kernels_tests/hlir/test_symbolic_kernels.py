@@ -228,11 +228,13 @@ def test_softmax_rows_share_a_kernel_per_bucket(cache):
     def kernels(cols):
         return source_for(SOFTMAX, x=(7, cols))
 
-    small = {kernels(c) for c in (2, 7, 100, 127)}
-    middle = {kernels(c) for c in (128, 511, 1000)}
-    long = {kernels(c) for c in (9000, 16000)}  # [8192, 16384)
+    small = {kernels(c) for c in (2, 7, 100, 127, 128)}  # [1, 128]
+    middle = {kernels(c) for c in (129, 511, 1000, 1024)}  # (128, 1024]
+    long = {kernels(c) for c in (8193, 9000, 16000, 16384)}  # (8192, 16384]
     assert len(small) == len(middle) == len(long) == 1
     assert len(small | middle | long) == 3
+    # above 1024 each power of two bounds a bucket: 4096 is walked as a static 4096
+    assert kernels(4096) == kernels(2049) != kernels(4097)
     assert "v_S1" in next(iter(small))
     assert kernels(2**20 + 1) not in small | middle | long  # past the largest bucket
 
@@ -467,7 +469,7 @@ def test_reduce_all_takes_the_grid_schedule_of_its_bucket(cache):
     assert "cinn_min(4, (((v_S0 * 64) - (var_2_partials_c * 16384)) + 4095) / 4096)" in source
     assert "+ (var_2_partials_c * 16384)) < (v_S0 * 64)) {" in source
     assert "const cinn_vec<float, 4> var_0_vec = " in source
-    assert scheduled(700)[1] == source  # same bucket [128, 1024): same kernel
+    assert scheduled(700)[1] == source  # 44800: the same bucket (32768, 65536]
     assert scheduled(1025)[1] != source  # next bucket
 
 

@@ -197,7 +197,7 @@ def symbolic_threads(
     4 vectors there, as for a static row of that length), more where the bound would
     then take more steps than a register cache holds (`MAX_CACHED_STEPS`, and
     `TargetInfo.row_cache_bytes` of the narrowest full-shaped input): the bucket
-    [8192, 16384) of float32 gets 512 threads, 4 steps live at 8192, 8 near 16384."""
+    (8192, 16384] of float32 gets 512 threads, 4 steps live just past 8192, 8 at 16384."""
     itemsize = min((b.dtype.itemsize for b in _full_shaped(func, pattern)), default=4)
     steps = max(1, min(MAX_CACHED_STEPS, target.row_cache_bytes // (lanes * itemsize)))
     least = threads_for(bucket_floor(bound), target, lanes)
