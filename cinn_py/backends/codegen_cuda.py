@@ -147,9 +147,14 @@ class CudaRenderer(CRenderer):
         self._plan: VectorPlan | None = None
         self._thread_vars: set[str] = set()
         """IR names of the loop vars bound to a threadIdx axis, in scope."""
+        self._lane_vars: set[str] = set()
+        """Those bound to threadIdx.x: the lanes of a warp when a block is 32 wide."""
         self._thread_branches = 0
         """How many enclosing branches depend on the thread index (a cross-thread Reduce
         there would leave threads out of its barriers)."""
+        self._lane_branches = 0
+        """How many of them depend on threadIdx.x: in a block 32 threads wide, a branch on
+        threadIdx.y alone is taken or skipped by a whole warp."""
 
     # ---- 16-bit floats -----------------------------------------------------------------
 
@@ -233,15 +238,18 @@ class CudaRenderer(CRenderer):
         if not (isinstance(node.min, e.IntImm) and node.min.value == 0):
             value = f"static_cast<{self.type_name(node.loop_var.dtype)}>({axis}) + {self.index(node.min)}"
         thread = axis.startswith("thread")
+        lane = node.bind_info is s.BindInfo.THREAD_X
         launched = self.launch[node.bind_info]
         if _may_exceed(launched, extent):
             bound = extent if isinstance(extent, int) else self.index(extent)
             self._thread_branches += thread
+            self._lane_branches += lane
             try:
                 with self.braced(f"if ({axis} < {bound})"):
                     self.bound_body(node, value)
             finally:
                 self._thread_branches -= thread
+                self._lane_branches -= lane
         else:
             self.bound_body(node, value)
 
@@ -338,7 +346,8 @@ class CudaRenderer(CRenderer):
         threadIdx.x of a 1-D block (or a warp's shuffles in any block, T = 32),
         `helper_y<TX, TY>` across threadIdx.y of a TX x TY block. Refuses (naming `what`)
         a thread var that does not span the axis, a combine under a branch on the thread
-        index (its barriers would hang) and any other block shape."""
+        index (its barriers would hang) unless a whole warp takes the branch or skips it
+        (`_warp_uniform`), and any other block shape."""
         threads = self.launch[axis]
         if var.lower != 0 or var.upper != threads:
             raise self.unsupported(
@@ -346,7 +355,7 @@ class CudaRenderer(CRenderer):
                 f"across {axis.value} over {var.name} in [{var.lower}, {var.upper}), but the "
                 f"block has {threads} threads on that axis",
             )
-        if self._thread_branches:
+        if self._thread_branches and not self._warp_uniform(axis, threads):
             raise self.unsupported(
                 what,
                 f"across {axis.value} inside a branch on the thread index: every thread of "
@@ -400,14 +409,16 @@ class CudaRenderer(CRenderer):
         name = self.names.declare(node.loop_var.name)
         self.line(f"const {self.type_name(node.loop_var.dtype)} {name} = {value};")
         thread = node.bind_info.value.startswith("thread")
-        outer = set(self._thread_vars)
+        outer, outer_lanes = set(self._thread_vars), set(self._lane_vars)
         if thread:
             self._thread_vars.add(node.loop_var.name)
+        if node.bind_info is s.BindInfo.THREAD_X:
+            self._lane_vars.add(node.loop_var.name)
         try:
             with self.loop_scope(node):
                 self.statement(node.body)
         finally:
-            self._thread_vars = outer
+            self._thread_vars, self._lane_vars = outer, outer_lanes
 
     def vector_loop(self, node: s.For) -> None:
         plan = plan_vector_loop(node, self.loop_vars)
@@ -422,8 +433,11 @@ class CudaRenderer(CRenderer):
             self._plan = None
 
     def visit_IfThenElse(self, node: s.IfThenElse) -> None:
-        thread = bool(self._thread_vars & _var_names(node.condition))
+        names = _var_names(node.condition)
+        thread = bool(self._thread_vars & names)
+        lane = bool(self._lane_vars & names)
         self._thread_branches += thread
+        self._lane_branches += lane
         try:
             if self._plan is not None and id(node) in self._plan.conditions:
                 self.if_then_else(node, self.index(self._plan.conditions[id(node)]))
@@ -431,6 +445,14 @@ class CudaRenderer(CRenderer):
                 super().visit_IfThenElse(node)
         finally:
             self._thread_branches -= thread
+            self._lane_branches -= lane
+
+    def _warp_uniform(self, axis: s.BindInfo, threads: int) -> bool:
+        """Whether the enclosing thread branches leave a combine of 32 threads along x
+        whole: the block is a warp wide and no branch reads threadIdx.x, so each branch
+        is taken or skipped by a whole warp (short rows a warp each, on threadIdx.y, the
+        rows past the last skipped), and the combine is shuffles alone, no barrier."""
+        return axis is s.BindInfo.THREAD_X and threads == 32 and self._lane_branches == 0
 
     def visit_SyncThreads(self, node: s.SyncThreads) -> None:
         """`__syncthreads();`, refused inside a loop bound to threadIdx: there it is no

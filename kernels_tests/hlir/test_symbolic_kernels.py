@@ -361,14 +361,18 @@ def test_short_symbolic_rows_take_8_rows_a_block_where_8_divides_them(cache):
 ATTENTION_SOFTMAX_12_HEADS = ATTENTION_SOFTMAX.replace("x8x", "x12x").replace(",8,", ",12,")
 
 
-def test_short_symbolic_rows_take_the_rows_a_block_their_factor_allows(cache):
-    """Rows B * 12 * S (BERT-base's heads): 8 does not divide 12, 4 does, so 4 warps a
-    block (128 threads) rather than one warp a block."""
+def test_short_symbolic_rows_take_8_rows_a_block_whatever_their_count(cache):
+    """Rows B * 12 * S (BERT-base's heads): 8 does not divide 12, yet 8 warps a block
+    (256 threads): the warps past the last row skip the row whole (a branch on
+    threadIdx.y, which codegen allows around a warp's shuffles), and the fill of the
+    register cache loads the last row for them, in bounds."""
     program = parse_program(ATTENTION_SOFTMAX_12_HEADS)
     stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 12, 33, 33)}).stages()
     source = stages.source.source
     scalar = source[source.index("fn_group_0(") : source.index("fn_group_0_aligned4(")]
-    assert "threadIdx.y" in scalar and "__launch_bounds__(128)" in source
+    assert "threadIdx.y" in scalar and source.count("__launch_bounds__(256)") == 2
+    fill_row = "cinn_min((var_0_local_row * 8) + var_0_local_warp, ((v_S0 * 12) * v_S1) - 1)"
+    assert fill_row in scalar
     exe = cinn_py.compile(program, "cuda-emu")
     for batch, seq in [(1, 1), (3, 7), (2, 33), (1, 100)]:
         x = np.random.default_rng(seq).standard_normal((batch, 12, seq, seq), dtype=np.float32)
@@ -739,3 +743,33 @@ def test_a_broadcast_operand_of_a_merged_reduction_matches_numpy(cache, shape):
     (got,) = exe.run({"x": x, "y": y}).values()
     want = (x.astype(np.float64) * y).sum()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+# A router's softmax over 8 experts per token: B * S rows (no constant factor), each a
+# warp, 8 a block; the rows past the last in the last block skipped by whole warps.
+ROUTER_SOFTMAX = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1,8],stop_gradient:[true]} : () -> tensor<-1x-1x8xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<-1x-1x8xf32>) -> tensor<-1x-1x8xf32>
+    () = "builtin.shadow_output" (%1) {output_name:"out"} : (tensor<-1x-1x8xf32>) ->
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda-emu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (2, 33), (1, 129), (5, 100), (8, 8)])
+def test_router_softmax_over_token_rows_matches_numpy(cache, shape, target):
+    exe = cinn_py.compile(parse_program(ROUTER_SOFTMAX), target)
+    x = np.random.default_rng(sum(shape)).standard_normal((*shape, 8), dtype=np.float32) * 3
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got, softmax_reference(x), rtol=2e-6, atol=1e-7)
+
+
+def test_token_rows_take_8_warps_a_block_in_one_kernel(cache):
+    sources = {source_for(ROUTER_SOFTMAX, x=shape) for shape in [(3, 7, 8), (2, 33, 8), (8, 8, 8)]}
+    (source,) = sources  # 21, 66 and 64 rows: one kernel
+    kernel = source[source.index('extern "C"') :]
+    assert "__launch_bounds__(256)" in kernel and "threadIdx.y" in kernel
+    # the row guard reads threadIdx.y alone; the combines inside it are a warp's
+    assert "if (((i_0_i_1_i_2_fused_0 * 8) + i_0_i_1_i_2_fused_1) < (v_S0 * v_S1)) {" in kernel
+    assert "cinn_block_reduce<32>(" in kernel

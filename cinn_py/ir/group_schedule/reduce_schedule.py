@@ -207,6 +207,22 @@ def symbolic_threads(
     return max(target.warp_size, min(threads, limit, 1024))
 
 
+def _warp_rows(func: LoweredFunc, pattern: RowPattern, threads: int, target: TargetInfo) -> bool:
+    """Whether R short rows a block (a warp each) may leave rows past the last one: the
+    row split's guard (`row < rows`, on threadIdx.y) is then taken or skipped by whole
+    warps, and each row's combine is a warp's shuffles, no barrier (codegen checks it:
+    `codegen_cuda._warp_uniform`), so the rows past the end simply do nothing (`B * S`
+    rows of a router's softmax over 8 experts: 8 rows a block). Only where every
+    reduction is one a warp combines (no grid, no column combine)."""
+    return threads == target.warp_size and pattern.innermost
+
+
+def _symbolic_rows(func: LoweredFunc, pattern: RowPattern) -> bool:
+    """Whether the rows' count reads a symbolic dim (a full-shaped argument's kept dims)."""
+    full = _full_shaped(func, pattern)
+    return bool(full) and any(not isinstance(full[0].shape[d], IntImm) for d in pattern.kept)
+
+
 def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
     """The constant factor of the rows of a symbolic function (`static_factor` of the
     product of a full-shaped argument's kept dims): 32 for `S0 * 32 * S1`; 1 where no
@@ -238,12 +254,14 @@ def schedule_rows(
         lanes = symbolic_lanes(func, pattern, bound)
         threads = symbolic_threads(func, pattern, bound, lanes, target)
     per_block = rows_per_block(pattern, threads, target)
-    if _symbolic(func):
+    if _symbolic_rows(func, pattern) and _warp_rows(func, pattern, threads, target):
+        per_block = ROWS_PER_BLOCK  # not from the signature's count: the kernel serves all
+    elif _symbolic(func) and per_block > 1:
         # R must divide the rows for every value: the rows of a block past the last row
         # would need their combine's element clamped to `rows - 1`, which `finish` does
         # for constant row counts only. So R is halved until it divides the rows'
-        # constant factor (B * 12 heads * S rows: 4 rows a block; B * S: one), and then
-        # R rows a block split exactly for every value, no row past the end.
+        # constant factor (B * 12 heads * S rows: 4 rows a block), and then R rows a
+        # block split exactly for every value, no row past the end.
         factor = rows_factor(func, pattern)
         while factor % per_block:
             per_block //= 2

@@ -79,6 +79,7 @@ from cinn_py.ir.schedule.analysis import (
     taken_names,
     whole_region,
 )
+from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     ArgIO,
@@ -479,10 +480,13 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     taken = taken_names(func) | {name}
     per_block, lanes = walk.rows_per_block, walk.lanes
     rows: Expr = walk.row_count
+    exact = isinstance(rows, IntImm) or static_factor(rows) % per_block == 0
     if isinstance(rows, IntImm):
         blocks: Expr = IntImm(-(-rows.value // per_block))
-    else:  # symbolic rows: the row tactic puts R > 1 rows a block only where R divides them
+    elif exact:  # symbolic rows R divides for every value (B * 8 heads * S)
         blocks = rows if per_block == 1 else simplify(rows / IntImm(per_block))
+    else:  # short rows a warp each whose count R may not divide (B * S)
+        blocks = simplify((rows + IntImm(per_block - 1)) / IntImm(per_block))
     parts: list[tuple[str, Expr]] = [
         ("row", blocks),
         ("s", IntImm(walk.steps)),
@@ -505,6 +509,10 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
         # the rows of cross-thread Reduces the same way (every warp must reach the
         # combine), and such a warp then folds and stores that row's values bit for bit.
         row = Min(row, IntImm(walk.rows - 1))
+    elif not exact:
+        # Symbolic rows: the blocks' row guards skip a warp past the last row whole
+        # (`codegen_cuda._warp_uniform`); its fill loads the last row, in bounds.
+        row = Min(row, simplify(rows - IntImm(1)))
     ivs = [
         Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=_upper(n))
         for k, n in enumerate(walk.cache_dims)

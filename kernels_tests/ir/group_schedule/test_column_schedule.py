@@ -602,3 +602,22 @@ def test_a_register_temp_is_clamped_not_guarded():
     assert "axis.bind(cinn_min(((i_0_0 * 32) + i_0_1), 39))" in text  # t: clamped
     assert "if ((((i_0_0 * 32) + i_0_1) < 40))" not in text
     assert "if ((((i_1_0 * 32) + i_1_1) < 40))" in text  # y: guarded
+
+
+def test_codegen_takes_a_warp_combine_under_a_branch_a_whole_warp_takes():
+    """Rows a warp each on threadIdx.y, 8 a block: the guard of the rows past the end
+    reads threadIdx.y alone, so a warp takes it or skips it whole, and a combine of 32
+    threads along x is a warp's shuffles (no barrier): codegen emits it. (A combine
+    across threadIdx.y under a branch on threadIdx.x stays refused: the test above.)"""
+    func, _ = lowered(reduction((300, 32), (1,), False))
+    sch = IRSchedule(func)
+    block, row = sch.split("i_0", [-1, 8])
+    sch.bind(block, "blockIdx.x")
+    sch.bind(row, "threadIdx.y")
+    sch.factorize_reduction("var_1", 32, "threadIdx.x")
+    guarded = insert_bound_guards(sch.func)
+    assert "if (" in print_ir(guarded)
+    source = generate_cuda([guarded]).source
+    kernel = source[source.index('extern "C"') :]
+    assert "if (((i_0_0 * 8) + i_0_1) < 300) {" in kernel
+    assert "cinn_block_reduce<32>(" in kernel
