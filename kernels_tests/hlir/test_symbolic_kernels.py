@@ -317,22 +317,33 @@ def test_column_reduction_is_one_kernel_per_bucket(cache):
     assert "v_S1" in next(iter(sources))
 
 
-def test_column_outputs_not_a_multiple_of_32_fall_back_to_numbers(cache):
-    """B * 40 outputs in 32-lane groups: the last group's lanes past the end would have
-    to skip the combine's barriers, so the group is compiled with numbers: still right."""
-    text = MEAN_POOL.replace("x64x", "x40x").replace(",64]", ",40]").replace("x64xf32", "x40xf32")
-    exe = cinn_py.compile(parse_program(text), "cuda-emu")
-    for batch, seq in [(3, 300), (5, 301)]:
-        x = np.random.default_rng(seq).standard_normal((batch, seq, 40), dtype=np.float32)
-        (got,) = exe.run({"x": x}).values()
-        np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
-        assert "=S" not in " ".join(exe.kernels[0].args)
-    # `cinn-py groups --symbolic` says why
-    compiler = PIRCompiler(parse_program(text), "cuda-emu", feed_shapes={"x": (3, 300, 40)})
-    (kernel,) = compiler.stages(until="scheduled").fused
-    assert kernel.symbolic_fallback.startswith(
-        "op 'ir.Reduce' across threadIdx.y inside a branch on the thread index"
-    )
+MEAN_POOL_40 = (
+    MEAN_POOL.replace("x64x", "x40x").replace(",64]", ",40]").replace("x64xf32", "x40xf32")
+)
+
+
+@pytest.mark.parametrize("target", ["cuda-emu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize(("batch", "seq"), [(1, 1), (3, 300), (5, 301), (7, 33), (2, 1000)])
+def test_column_outputs_not_a_multiple_of_32_match_numpy(cache, batch, seq, target):
+    exe = cinn_py.compile(parse_program(MEAN_POOL_40), target)
+    x = np.random.default_rng(seq).standard_normal((batch, seq, 40), dtype=np.float32)
+    (got,) = exe.run({"x": x}).values()
+    np.testing.assert_allclose(got, x.mean(1), rtol=1e-5, atol=1e-6)
+    assert "=S0" in exe.kernels[0].args  # symbolic, not compiled with numbers
+
+
+def test_column_lanes_past_the_last_output_are_clamped_into_the_combine(cache):
+    """B * 40 outputs in 32-lane groups: the last group's lanes past the end must reach
+    the combine's barriers, so the reduction's block takes `min(lane, B * 40 - 1 - o *
+    32)` (the guard of `split(..., guard_at_block=True)` turned into a clamp by
+    `finish_schedule`), and only the store of the output stays guarded."""
+    source = source_for(MEAN_POOL_40, x=(3, 300, 40))
+    assert source_for(MEAN_POOL_40, x=(5, 301, 40)) == source
+    kernel = source[source.index('extern "C"') :]
+    combine, store = kernel.split("cinn_block_reduce_y<32, 32>(")
+    assert "cinn_min(i_0_i_1_fused_1, ((v_S0 * 40) - (i_0_i_1_fused_0 * 32)) - 1)" in combine
+    assert "if (" not in combine.split("float acc;")[0]  # no guard before the combine
+    assert "< (v_S0 * 40)) {" in store
 
 
 @pytest.mark.parametrize(("batch", "seq"), [(1, 1), (2, 7), (3, 8), (3, 33), (1, 129), (2, 300)])
@@ -363,9 +374,8 @@ ATTENTION_SOFTMAX_12_HEADS = ATTENTION_SOFTMAX.replace("x8x", "x12x").replace(",
 
 def test_short_symbolic_rows_take_8_rows_a_block_whatever_their_count(cache):
     """Rows B * 12 * S (BERT-base's heads): 8 does not divide 12, yet 8 warps a block
-    (256 threads): the warps past the last row skip the row whole (a branch on
-    threadIdx.y, which codegen allows around a warp's shuffles), and the fill of the
-    register cache loads the last row for them, in bounds."""
+    (256 threads): the warps past the last row fold the last row again (clamped), and
+    the fill of the register cache loads the last row for them, in bounds."""
     program = parse_program(ATTENTION_SOFTMAX_12_HEADS)
     stages = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 12, 33, 33)}).stages()
     source = stages.source.source
@@ -746,7 +756,7 @@ def test_a_broadcast_operand_of_a_merged_reduction_matches_numpy(cache, shape):
 
 
 # A router's softmax over 8 experts per token: B * S rows (no constant factor), each a
-# warp, 8 a block; the rows past the last in the last block skipped by whole warps.
+# warp, 8 a block; the warps past the last row fold the last row again, unstored.
 ROUTER_SOFTMAX = """\
 {
     (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,-1,8],stop_gradient:[true]} : () -> tensor<-1x-1x8xf32>
@@ -770,6 +780,8 @@ def test_token_rows_take_8_warps_a_block_in_one_kernel(cache):
     (source,) = sources  # 21, 66 and 64 rows: one kernel
     kernel = source[source.index('extern "C"') :]
     assert "__launch_bounds__(256)" in kernel and "threadIdx.y" in kernel
-    # the row guard reads threadIdx.y alone; the combines inside it are a warp's
-    assert "if (((i_0_i_1_i_2_fused_0 * 8) + i_0_i_1_i_2_fused_1) < (v_S0 * v_S1)) {" in kernel
-    assert "cinn_block_reduce<32>(" in kernel
+    # a warp past the last row folds the last row again (its row clamped, the guard of
+    # the split turned into the clamp by finish_schedule); only the stores are guarded
+    clamped = "cinn_min(i_0_i_1_i_2_fused_1, ((i_0_i_1_i_2_fused_0 * -8) + (v_S0 * v_S1)) - 1)"
+    assert clamped in kernel and "cinn_block_reduce<32>(" in kernel
+    assert "if (((i_6_i_7_fused_0 * 8) + i_6_i_7_fused_1) < (v_S0 * v_S1)) {" in kernel

@@ -200,13 +200,15 @@ def _bind_outputs(
     output every y thread of the lane would store, the same value), a unit loop on
     threadIdx.y inside: thread (x, 0) stores it."""
     outputs = fuse_all(sch, loops)
-    if not isinstance(sch.get(outputs).extent, IntImm):
+    symbolic = not isinstance(sch.get(outputs).extent, IntImm)
+    if symbolic:
         # symbolic outputs: exact where 32 divides their constant factor (`B * 64`);
-        # otherwise the split's guard would keep lanes from the combine's barriers, and
-        # codegen refuses the function (it is then compiled with numbers)
+        # otherwise the guard of the lanes past the end goes on each block, and
+        # `finish_schedule` turns it into a clamp on the blocks that combine (their
+        # lanes must reach the combine's barriers; `B * 40`)
         blocks = -1
     factors = [blocks, LANES, 1] if lane_zero else [blocks, LANES]
-    group, lane, *unit = sch.split(outputs, factors)
+    group, lane, *unit = sch.split(outputs, factors, guard_at_block=symbolic)
     sch.bind(group, BLOCK_AXIS)
     sch.bind(lane, THREAD_AXIS)
     for loop in unit:

@@ -22,7 +22,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import Trace
-from cinn_py.ir.schedule.analysis import single_store
+from cinn_py.ir.schedule.analysis import single_store, substitute, var_names
 from cinn_py.ir.schedule.thread_sync import check_barriers
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -30,6 +30,7 @@ from cinn_py.ir.stmt import (
     Block,
     For,
     ForType,
+    IfThenElse,
     LoweredFunc,
     ScheduleBlockRealize,
     Stmt,
@@ -184,6 +185,47 @@ def _clamp_cross_thread_blocks(func: LoweredFunc) -> LoweredFunc:
 class _Clamper(ScopedStmtMutator):
     """Clamps the iter values of the blocks that combine across threads or store a
     register temp."""
+
+    def visit_IfThenElse(self, node: IfThenElse) -> Stmt:
+        clamped = self._clamp_symbolic_guard(node)
+        return super().visit_IfThenElse(node) if clamped is None else clamped
+
+    def _clamp_symbolic_guard(self, node: IfThenElse) -> Stmt | None:
+        """A symbolic extent's guard right around a block that needs the clamp
+        (`split(..., guard_at_block=True)` of symbolic outputs, `o * 32 + lane < K`):
+        its iter var ranges are no numbers to clamp to, so the guard itself is turned
+        into the clamp. The thread var `lane` of the guarded index is replaced in the
+        block's iter values by `min(lane, K - 1 - o * 32)`: a lane past the end names the
+        last element, and reaches the combine's barriers with the others. Only where the
+        loops prove `o * 32 <= K - 1` (at the dims being compiled); else None, and the
+        guard stays (codegen then refuses a combine under it)."""
+        cond = node.condition
+        inner = node.true_case
+        if isinstance(inner, Block) and len(inner.stmts) == 1:
+            inner = inner.stmts[0]
+        if node.false_case is not None or not isinstance(cond, e.LT):
+            return None
+        if not isinstance(inner, ScheduleBlockRealize) or not _needs_clamp(inner):
+            return None
+        if isinstance(cond.b, IntImm):
+            return None  # constant ranges: the clamp of the iter values below
+        names = var_names(cond.a)
+        for loop in self.loops:
+            axis = loop.bind_info
+            var = loop.loop_var
+            if axis is None or not axis.value.startswith("thread") or var.name not in names:
+                continue
+            rest = simplify(cond.a - var)
+            if var.name in var_names(rest):
+                continue  # the thread var is not a term of its own
+            last = simplify(cond.b - IntImm(1, cond.b.dtype) - rest)
+            domain = IndexDomain(self.loops, self.guards, [last])
+            if not domain.always(last.ge(IntImm(0, last.dtype))):
+                return None
+            mapping = {var.name: e.Min(var, last)}
+            values = [simplify(substitute(v, mapping)) for v in inner.iter_values]
+            return ScheduleBlockRealize(values, inner.schedule_block)
+        return None
 
     def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> Stmt:
         if node.schedule_block.name == "root":
