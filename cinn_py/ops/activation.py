@@ -176,7 +176,10 @@ def _decompose_gelu(emit: Emitter, op: Operation) -> list[Value] | None:
         scaled = emit.op("pd_op.multiply", xc, emit.const(math.sqrt(0.5), dtype))
         curve = emit.op("pd_op.erf", scaled)
     one_plus = emit.op("pd_op.add", curve, emit.const(1.0, dtype))
-    out = emit.op("pd_op.multiply", emit.op("pd_op.multiply", xc, one_plus), emit.const(0.5, dtype))
+    # (x / 2) (1 + curve), halved first: x (1 + curve) overflows to inf for x past half the
+    # type's largest value (gelu(3.3e38) is 3.3e38; found by the fuzzer)
+    half_x = emit.op("pd_op.multiply", xc, emit.const(0.5, dtype))
+    out = emit.op("pd_op.multiply", half_x, one_plus)
     return [emit.cast(out, dtype_of(op.result()))]
 
 

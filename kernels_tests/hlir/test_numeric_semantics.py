@@ -35,6 +35,7 @@ from cinn_py.ir.simplify import simplify
 from cinn_py.ops.elementwise import int_power, trunc_divide
 from cinn_py.pir import Builder, DataType, Program
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16, float_to_int
+from cinn_py.pir.parser import parse_program
 from cinn_py.reference import run_reference
 
 D = DataType
@@ -414,3 +415,29 @@ def test_float_floor_divide_gives_a_zero_the_sign_of_the_quotient():
     ):
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+# ---- found by the fuzzer: gelu of a value past half the float32 range --------------------
+
+
+GELU_BESIDE_RELU = """\
+{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x0",place:Place(undefined:0),shape:[6]} : () -> tensor<6xf32>
+    (%1) = "pd_op.relu" (%0) {} : (tensor<6xf32>) -> tensor<6xf32>
+    (%2) = "pd_op.add" (%1, %1) {} : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+    (%3) = "pd_op.gelu" (%0) {approximate:APPROX} : (tensor<6xf32>) -> tensor<6xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("approximate", ["false", "true"])
+def test_gelu_of_huge_values_stays_finite(approximate):
+    """gelu(3.3e38) is 3.3e38: the decomposition halves x before multiplying by
+    (1 + erf(...)), which is up to 2 (x (1 + erf) first overflowed to inf; the fuzzer's
+    program had the gelu beside other ops, which decomposes it)."""
+    program = parse_program(GELU_BESIDE_RELU.replace("APPROX", approximate))
+    feeds = {"x0": _feed([3.3e38, -3.3e38, 3.4e38, 1.0, -2.5, 0.0], D.FLOAT32)}
+    want = run_reference(program, feeds)
+    assert np.isfinite(want[-1]).all()  # the gelu (relu(x) + relu(x) overflows: fine)
+    got = cinn_py.compile(program, target="cuda-emu").run(feeds)
+    np.testing.assert_allclose(got["%3"], want[-1], rtol=1e-6, atol=1e-6)
