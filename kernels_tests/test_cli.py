@@ -267,7 +267,7 @@ def test_dump_cuda_prints_the_one_translation_unit(capsys):
     headings = [line for line in out.splitlines() if line.startswith("// group_")]
     assert headings == [  # the decomposed gelu and softmax (the bias adds are epilogues)
         "// group_1 (fused): pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full, "
-        "pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply",
+        "pd_op.add, pd_op.full, pd_op.multiply, pd_op.multiply",
         "// group_3 (fused): pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, "
         "pd_op.exp, pd_op.sum, pd_op.divide",
     ]

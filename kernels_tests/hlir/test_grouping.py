@@ -166,7 +166,7 @@ def test_mlp_fuses_bias_gelu_and_bias_softmax():
         [
             "group_0 library [pd_op.matmul] (%4, %3) -> (%5)",
             "group_1 fused [pd_op.add, pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full,"
-            " pd_op.add, pd_op.multiply, pd_op.full, pd_op.multiply] (%5, %2) -> (%7)",
+            " pd_op.add, pd_op.full, pd_op.multiply, pd_op.multiply] (%5, %2) -> (%7)",
             "group_2 library [pd_op.matmul] (%7, %1) -> (%8)",
             "group_3 fused [pd_op.add, pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
             " pd_op.exp, pd_op.sum, pd_op.divide] (%8, %0) -> (%10)",
