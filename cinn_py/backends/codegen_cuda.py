@@ -450,8 +450,8 @@ class CudaRenderer(CRenderer):
     def _warp_uniform(self, axis: s.BindInfo, threads: int) -> bool:
         """Whether the enclosing thread branches leave a combine of 32 threads along x
         whole: the block is a warp wide and no branch reads threadIdx.x, so each branch
-        is taken or skipped by a whole warp (short rows a warp each, on threadIdx.y, the
-        rows past the last skipped), and the combine is shuffles alone, no barrier."""
+        is taken or skipped by a whole warp (a guard on the row of a warp, threadIdx.y),
+        and the combine is shuffles alone, no barrier."""
         return axis is s.BindInfo.THREAD_X and threads == 32 and self._lane_branches == 0
 
     def visit_SyncThreads(self, node: s.SyncThreads) -> None:

@@ -317,9 +317,9 @@ def _shifted_partner(terms: Terms, mod: e.Mod, k: int, c: int) -> tuple | None:
     """The key of a term `k*c * (x / c)` whose x is `mod`'s dividend y plus a multiple
     of c, both never negative (`(x / c) * c + y % c` is x then: `x % c` was simplified
     to `y % c`, dropping the multiple, which the quotient keeps); None where none is."""
-    y_terms, y_const = _affine(mod.a)
     if not _never_negative(mod.a):
         return None
+    y_terms, y_const = _affine(mod.a)
     for key, (t, coefficient) in terms.items():
         if not isinstance(t, e.Div) or coefficient != k * c or _int_const(t.b) != c:
             continue

@@ -46,7 +46,7 @@ runs as a library call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -390,13 +390,13 @@ def _lower_reduce(
             # and `[S0, 8192]` has a length 8192 divides (vectors walk it). Their
             # indices `r / S1`, `r % S1` fold back to `r` in a row-major offset.
             rvars, masks, reduced = [], [], {}
-            runs = _merged_runs(ctx, axes, x.shape)
+            runs = _merged_runs(ctx, axes, x.shape)  # by the first dim of each
+            merged = {d for run in runs.values() for d in run[0]}
             for d in axes:
                 extent = x.shape[d]
-                run = next((run for run in runs if d in run), None)
-                if run is not None:
-                    if d == run[0]:
-                        rvars.append(_merged_axis(ctx, run, x.shape, reduced, masks))
+                if d in runs:
+                    rvars.append(_merged_axis(ctx, *runs[d], x.shape, reduced, masks))
+                if d in merged:
                     continue
                 if isinstance(extent, int):
                     if extent != 1:
@@ -429,52 +429,49 @@ def _lower_reduce(
     return lower
 
 
-def _merged_runs(ctx: LowerContext, axes: Sequence[int], shape: Sequence[Any]) -> list[list[int]]:
+def _merged_runs(
+    ctx: LowerContext, axes: Sequence[int], shape: Sequence[Any]
+) -> dict[int, tuple[list[int], Expr, int]]:
     """Runs of two or more adjacent reduced dims holding a symbolic one, each reduced
-    as one axis (`_merged_axis`), where their product's bucket is at most
-    `MERGED_BUCKET_LIMIT` at this signature (else each dim its own axis, as alone)."""
+    as one axis (`_merged_axis`), by the run's first dim: (the dims, their product, its
+    bucket's bound). Only where that bound is at most `MERGED_BUCKET_LIMIT` at this
+    signature (else each dim its own axis, as alone)."""
     runs: list[list[int]] = []
-    run: list[int] = []
     for d in sorted(axes):
-        if run and d != run[-1] + 1:
-            runs.append(run)
-            run = []
-        run.append(d)
-    runs.append(run)
-    merged = []
+        if runs and d == runs[-1][-1] + 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    merged = {}
     for run in runs:
-        if len(run) < 2 or all(isinstance(shape[d], int) for d in run):
-            continue
-        if any(isinstance(shape[d], int) and shape[d] == 0 for d in run):
+        dims = [shape[d] for d in run]
+        if len(run) < 2 or all(isinstance(n, int) for n in dims):
+            continue  # nothing symbolic to merge
+        if any(isinstance(n, int) and n == 0 for n in dims):
             continue  # an empty reduction: the identity, no axis
+        product = dims[0]
+        for n in dims[1:]:
+            product = product * n
+        extent = simplify(product)
         try:
-            ctx.reduce_bound(_product(shape[d] for d in run), MERGED_BUCKET_LIMIT)
+            merged[run[0]] = (run, extent, ctx.reduce_bound(extent, MERGED_BUCKET_LIMIT))
         except ShapeError:
             continue
-        merged.append(run)
     return merged
-
-
-def _product(dims: Iterable[Any]) -> Any:
-    """The product of ints and index Exprs (an int, or a simplified Expr)."""
-    product: Any = None
-    for dim in dims:
-        product = dim if product is None else product * dim
-    return simplify(product) if isinstance(product, Expr) else product
 
 
 def _merged_axis(
     ctx: LowerContext,
     run: Sequence[int],
+    extent: Expr,
+    bound: int,
     shape: Sequence[Any],
     reduced: dict[int, Expr],
     masks: list[Expr],
 ) -> Var:
-    """One reduce axis over the product of the dims of `run` (to its bucket's bound, the
-    steps past the product masked off); fills `reduced` with each dim's index (row-major:
-    `r / S1`, `r % S1`) and `masks` with the mask."""
-    extent = _product(shape[d] for d in run)
-    bound = ctx.reduce_bound(extent, MERGED_BUCKET_LIMIT)
+    """One reduce axis over `extent`, the product of the dims of `run` (to its bucket's
+    `bound`, the steps past the product masked off); fills `reduced` with each dim's
+    index (row-major: `r / S1`, `r % S1`) and `masks` with the mask."""
     var = Var(ctx.fresh_name("r"), ctx.index_dtype, 0, bound)
     masks.append(LT(var, extent))
     rest: Expr = var

@@ -22,7 +22,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import Trace
-from cinn_py.ir.schedule.analysis import single_store, substitute, var_names
+from cinn_py.ir.schedule.analysis import single_store, substitute, unwrap, var_names
 from cinn_py.ir.schedule.thread_sync import check_barriers
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -200,9 +200,7 @@ class _Clamper(ScopedStmtMutator):
         loops prove `o * 32 <= K - 1` (at the dims being compiled); else None, and the
         guard stays (codegen then refuses a combine under it)."""
         cond = node.condition
-        inner = node.true_case
-        if isinstance(inner, Block) and len(inner.stmts) == 1:
-            inner = inner.stmts[0]
+        inner = unwrap(node.true_case)
         if node.false_case is not None or not isinstance(cond, e.LT):
             return None
         if not isinstance(inner, ScheduleBlockRealize) or not _needs_clamp(inner):

@@ -207,18 +207,17 @@ def symbolic_threads(
     return max(target.warp_size, min(threads, limit, 1024))
 
 
-def _warp_rows(func: LoweredFunc, pattern: RowPattern, threads: int, target: TargetInfo) -> bool:
-    """Whether R short rows a block (a warp each) may leave rows past the last one: the
-    row split's guard (`row < rows`, on threadIdx.y) is then taken or skipped by whole
-    warps, and each row's combine is a warp's shuffles, no barrier (codegen checks it:
-    `codegen_cuda._warp_uniform`), so the rows past the end simply do nothing (`B * S`
-    rows of a router's softmax over 8 experts: 8 rows a block). Only where every
-    reduction is one a warp combines (no grid, no column combine)."""
-    return threads == target.warp_size and pattern.innermost
-
-
-def _symbolic_rows(func: LoweredFunc, pattern: RowPattern) -> bool:
-    """Whether the rows' count reads a symbolic dim (a full-shaped argument's kept dims)."""
+def _symbolic_warp_rows(
+    func: LoweredFunc, pattern: RowPattern, threads: int, target: TargetInfo
+) -> bool:
+    """Whether the rows are short (a warp each, contiguous) and their count reads a
+    symbolic dim (a full-shaped argument's kept dims): R of them a block may then leave
+    warps past the last row, which `finish_schedule` clamps to it (the split's guard
+    `row < rows` turned into `min`: such a warp folds the last row again, its stores
+    guarded), so R need not divide the count (`B * S` rows of a router's softmax over
+    8 experts: 8 rows a block)."""
+    if threads != target.warp_size or not pattern.innermost:
+        return False
     full = _full_shaped(func, pattern)
     return bool(full) and any(not isinstance(full[0].shape[d], IntImm) for d in pattern.kept)
 
@@ -254,7 +253,7 @@ def schedule_rows(
         lanes = symbolic_lanes(func, pattern, bound)
         threads = symbolic_threads(func, pattern, bound, lanes, target)
     per_block = rows_per_block(pattern, threads, target)
-    if _symbolic_rows(func, pattern) and _warp_rows(func, pattern, threads, target):
+    if _symbolic_warp_rows(func, pattern, threads, target):
         per_block = ROWS_PER_BLOCK  # not from the signature's count: the kernel serves all
     elif _symbolic(func) and per_block > 1:
         # R must divide the rows for every value: the rows of a block past the last row

@@ -169,13 +169,16 @@ def schedule_tiles(
     q_out, q_in = _split_tile(sch, loops[last])
     others = [loop for k, loop in enumerate(loops) if k not in (plan.dim, last)]
     sch.reorder([*others, p_out, q_out, p_in, q_in])
-    max_rows = (target or TargetInfo.cuda()).max_grid_dims[1]
-    rows = sch.fuse([*others, p_out]) if symbolic else None
-    if rows is not None and (concrete(sch.get(rows).extent) or max_rows + 1) <= max_rows:
-        sch.bind(rows, "blockIdx.y")
-        tile = q_out
+    if symbolic:
+        rows = sch.fuse([*others, p_out])
+        count = concrete(sch.get(rows).extent)  # `_plan` found every extent's value
+        if count is not None and count <= (target or TargetInfo.cuda()).max_grid_dims[1]:
+            sch.bind(rows, "blockIdx.y")
+            tile = q_out
+        else:
+            tile = sch.fuse([rows, q_out])
     else:
-        tile = sch.fuse([rows, q_out] if rows is not None else [*others, p_out, q_out])
+        tile = sch.fuse([*others, p_out, q_out])
     sch.bind(tile, "blockIdx.x")
     _spread_rows(sch, p_in, q_in)
     for name in plan.inputs:

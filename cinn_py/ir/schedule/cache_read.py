@@ -480,13 +480,8 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     taken = taken_names(func) | {name}
     per_block, lanes = walk.rows_per_block, walk.lanes
     rows: Expr = walk.row_count
-    exact = isinstance(rows, IntImm) or static_factor(rows) % per_block == 0
-    if isinstance(rows, IntImm):
-        blocks: Expr = IntImm(-(-rows.value // per_block))
-    elif exact:  # symbolic rows R divides for every value (B * 8 heads * S)
-        blocks = rows if per_block == 1 else simplify(rows / IntImm(per_block))
-    else:  # short rows a warp each whose count R may not divide (B * S)
-        blocks = simplify((rows + IntImm(per_block - 1)) / IntImm(per_block))
+    exact = static_factor(rows) % per_block == 0  # for every value (B * 8 heads * S)
+    blocks = simplify((rows + IntImm(0 if exact else per_block - 1)) / IntImm(per_block))
     parts: list[tuple[str, Expr]] = [
         ("row", blocks),
         ("s", IntImm(walk.steps)),
@@ -504,14 +499,10 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
     step, thread = loop_vars[2 if per_block > 1 else 1], loop_vars[3 if per_block > 1 else 2]
     lane = loop_vars[-1] if lanes > 1 else None
     row = block_row if per_block == 1 else block_row * IntImm(per_block) + loop_vars[1]
-    if per_block > 1 and isinstance(rows, IntImm) and walk.rows % per_block:
+    if not exact:
         # A warp past the last row loads the last row again: finish_schedule clamps
         # the rows of cross-thread Reduces the same way (every warp must reach the
         # combine), and such a warp then folds and stores that row's values bit for bit.
-        row = Min(row, IntImm(walk.rows - 1))
-    elif not exact:
-        # Symbolic rows: the blocks' row guards skip a warp past the last row whole
-        # (`codegen_cuda._warp_uniform`); its fill loads the last row, in bounds.
         row = Min(row, simplify(rows - IntImm(1)))
     ivs = [
         Var(fresh_name(f"{name}_i{k}", taken), lower=0, upper=_upper(n))
