@@ -17,6 +17,10 @@ cinn_py's source files, not what a test monkeypatches, so a program another test
 compiled would come back without the patched stage ever running.
 `test_program_cache.py` turns it on, in private folders; `CINN_PY_CACHE=1 pytest
 kernels_tests/test_compiled_fixtures.py`, run twice, sends every fixture through it.
+
+Every schedule a program with -1 dims takes from its schedule cache is checked against
+a fresh one (`CINN_PY_VERIFY_SCHEDULE_CACHE=1`, `driver.schedule_cache`): each symbolic
+test run at several shapes is then also a test that the cache's guards are complete.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from cinn_py.backends import cache, cuda_emu, emu_build
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
 os.environ.setdefault("CINN_PY_CACHE", "0")
+os.environ.setdefault("CINN_PY_VERIFY_SCHEDULE_CACHE", "1")
 
 
 @functools.cache

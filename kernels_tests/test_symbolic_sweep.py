@@ -65,6 +65,9 @@ def test_sweep_matches_the_reference_with_a_compile_per_bucket(private_cache, mo
     stats = exe.compile_stats
     assert stats.kernel_units_compiled == 3, stats  # seq 1, [2, 128], (128, 1024]
     assert stats.kernel_units_cached == len(SWEEP) - 3
+    # and only a bucket's first shape schedules (`driver.schedule_cache`)
+    assert stats.schedules_reused > 1.5 * stats.schedules_made, stats
+    assert exe.runner.schedule_cache.stats.sources_reused == len(SWEEP) - 3
 
 
 def test_specialized_sweep_compiles_every_shape(private_cache, monkeypatch):

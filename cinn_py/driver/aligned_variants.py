@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cinn_py.errors import CinnError
+from cinn_py.ir import dim_guards
 from cinn_py.ir.dim_values import bound_dims, concrete, current
 from cinn_py.ir.expr import Buffer, Div, IntImm, Mul, Var
 from cinn_py.ir.group_schedule.auto_schedule import auto_schedule
@@ -108,16 +109,19 @@ def aligned_variant(
         return None
     dim, lanes = found
     variant = aligned_function(lowered, dim, lanes)
-    values = dict(current() or {})
+    values = current() or {}
     if dim.name not in values:
         return None
-    # Scheduled as at the aligned length at or below this one (at least one vector):
-    # what every occurrence of the dim in the variant reads, and a length of the bucket
-    # the lowered function's reductions were bounded for.
-    values[dim.name] = max(lanes, values[dim.name] // lanes * lanes)
+
+    def aligned_dims(values: Mapping[str, int]) -> dict[str, int]:
+        # Scheduled as at the aligned length at or below this one (at least one
+        # vector): what every occurrence of the dim in the variant reads, and a length
+        # of the bucket the lowered function's reductions were bounded for.
+        return {**values, dim.name: max(lanes, values[dim.name] // lanes * lanes)}
+
     full = _full_shaped(lowered, pattern)
     try:
-        with bound_dims(values):
+        with bound_dims(aligned_dims(values)), dim_guards.derived(aligned_dims):
             scheduled = auto_schedule(variant, target, _aligned_pattern(variant, pattern, full))
             if str(scheduled.trace) == str(scalar.trace):
                 return None  # no vectors found: the scalar kernel does as well

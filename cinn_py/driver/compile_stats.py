@@ -41,6 +41,10 @@ class CompileStats:
     kernel cache counts (`backends.cache.stats`) around each compile, so a compile
     another thread runs at the same time is counted too. `evicted`: compiles dropped
     to stay within `max_shapes` (a dropped shape run again compiles, or loads, again).
+    `schedules_made` / `schedules_reused`: schedules of the kernels of a program with -1
+    dims (and their aligned variants) that the compiles counted here made, against
+    those taken from the program's schedule cache (`driver.schedule_cache`: a new shape
+    in a bucket already compiled schedules nothing).
 
     A fetch of a value that lives inside a fused kernel compiles the program once more
     with it pinned as an output: that is a compile too, kept with its shape's."""
@@ -50,6 +54,8 @@ class CompileStats:
     reused: int = 0
     kernel_units_compiled: int = 0
     kernel_units_cached: int = 0
+    schedules_made: int = 0
+    schedules_reused: int = 0
     evicted: int = 0
 
     @property
@@ -59,12 +65,16 @@ class CompileStats:
 
     def summary(self) -> str:
         """One line: `compiles: 1 (compiled 1, loaded 0), reused 0, evicted 0; kernel
-        units: 3 compiled, 0 cached`."""
-        return (
+        units: 3 compiled, 0 cached`, and `; schedules: 9 made, 18 reused` for a
+        program with -1 dims."""
+        line = (
             f"compiles: {self.compiles} (compiled {self.compiled}, loaded {self.loaded}), "
             f"reused {self.reused}, evicted {self.evicted}; kernel units: "
             f"{self.kernel_units_compiled} compiled, {self.kernel_units_cached} cached"
         )
+        if self.schedules_made or self.schedules_reused:
+            line += f"; schedules: {self.schedules_made} made, {self.schedules_reused} reused"
+        return line
 
 
 def max_shapes(given: int | None = None) -> int:

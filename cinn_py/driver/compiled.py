@@ -42,6 +42,7 @@ from cinn_py.backends import cache as kernel_cache
 from cinn_py.driver import compile_stats, program_cache
 from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.pir_compiler import PIRCompiler, numbered_clone
+from cinn_py.driver.schedule_cache import ScheduleCache
 from cinn_py.errors import CinnError, FeedError
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
 from cinn_py.pir.printer import ValueNames
@@ -134,6 +135,10 @@ class CompiledProgram:
         """The symbolic shape analysis of a program with -1 dims (made on its first run)."""
         self._checked: set[Signature] = set()
         """Feed shapes already checked against the analysis's constraints."""
+        self.schedule_cache = ScheduleCache()
+        """The symbolic kernels' schedules, kept across feed signatures
+        (`driver.schedule_cache`): a new shape of a bucket already scheduled reuses
+        them."""
         self.arena_pool = ArenaPool(self.target)
         """The one arena every compile's intermediates live in (`runtime.arena_pool`):
         as large as the largest a compile needed, not one per feed shape."""
@@ -253,10 +258,14 @@ class CompiledProgram:
             feed_shapes=dict(signature),
             feed_values=dict(fed),
         )
+        compiler.schedule_cache = self.schedule_cache
         hits, misses = _kernel_counts()
+        reused, made = self.schedule_cache.stats.hits, self.schedule_cache.stats.misses
         runtime = program_cache.build(compiler)
         self.stats.kernel_units_cached += _kernel_counts()[0] - hits
         self.stats.kernel_units_compiled += _kernel_counts()[1] - misses
+        self.stats.schedules_reused += self.schedule_cache.stats.hits - reused
+        self.stats.schedules_made += self.schedule_cache.stats.misses - made
         if program_cache.LOAD_TIMING in runtime.timings:
             self.stats.loaded += 1
         else:

@@ -51,8 +51,15 @@ import numpy as np
 
 from cinn_py.backends.codegen_cuda import CudaSource, KernelInfo, generate_cuda
 from cinn_py.driver import compile_pool, progress
-from cinn_py.driver.aligned_variants import AlignedVariant, aligned_variant
+from cinn_py.driver.aligned_variants import AlignedVariant, alignable_dim, aligned_variant
 from cinn_py.driver.kernel_dedup import launch_of, schedule_once, share_kernels
+from cinn_py.driver.schedule_cache import (
+    ScheduleCache,
+    fingerprint,
+    guarded_pattern,
+    rename_schedule,
+    rename_variant,
+)
 from cinn_py.driver.storage import StoragePlan, plan_storage
 from cinn_py.dump import DumpDir, program_label
 from cinn_py.errors import CinnError, CompileError
@@ -61,6 +68,7 @@ from cinn_py.hlir.grouping import FusionExplanation, explain_grouping, has_trait
 from cinn_py.hlir.naming import NameTable, unique_group_names
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.hlir.symbolic_dims import SymbolicDims, build_symbolic_dims
+from cinn_py.ir.dim_guards import UnrecordedRead
 from cinn_py.ir.dim_values import bound_dims
 from cinn_py.ir.expr import IntImm, Var
 from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
@@ -201,6 +209,10 @@ class PIRCompiler:
         that kernels are shared across feed shapes; off with CINN_PY_SPECIALIZE=1."""
         self.symbolic_dims: SymbolicDims | None = None
         """The last compile's symbolic dims (None for a program without -1 dims)."""
+        self.schedule_cache: ScheduleCache | None = None
+        """Schedules kept across the signatures of one program (`driver.schedule_cache`;
+        the CompiledProgram sets its own): a symbolic kernel is scheduled once per
+        bucket. None: every compile schedules its kernels."""
         self.timings: dict[str, float] = {}
         self._dump = DumpDir(None)
 
@@ -303,10 +315,13 @@ class PIRCompiler:
         for kernel in result.fused:
             kernel.shares, kernel.aligned = None, None
         tried = self._settle_symbolic(result, names, target_info, render_check)
+        groups = {id(k.lowered): k.group for k in result.fused}
         schedules, origins = schedule_once(
             [k.lowered for k in result.fused],
             [k.group.reduce_pattern for k in result.fused],  # RowPatterns
-            lambda func, pattern: tried.get(id(func)) or auto_schedule(func, target_info, pattern),
+            lambda func, pattern: (
+                tried.get(id(func)) or self._scheduled(func, groups[id(func)], target_info)
+            ),
         )
         for kernel, scheduled in zip(result.fused, schedules, strict=True):
             kernel.scheduled = scheduled
@@ -321,12 +336,7 @@ class PIRCompiler:
         if self.symbolic_dims is not None:
             for kernel in result.distinct:
                 if kernel.symbolic_dims_taken:
-                    kernel.aligned = aligned_variant(
-                        kernel.lowered,
-                        kernel.scheduled,
-                        kernel.group.reduce_pattern,
-                        target_info,
-                    )
+                    kernel.aligned = self._aligned(kernel, target_info)
 
     def _render(self, result: Stages) -> CudaSource:
         """The translation unit of `result`'s kernels and aligned variants; where codegen
@@ -334,14 +344,27 @@ class PIRCompiler:
         the unit again without any."""
         funcs = [scheduled.func for _, scheduled in result.rendered]
         try:
-            return self.target.render(funcs, compile_pool.UNIT_SIZE)
+            return self._rendered(funcs)
         except (CinnError, ValueError, TypeError, AttributeError):
             if not any(k.aligned for k in result.distinct):
                 raise
         for kernel in result.distinct:
             kernel.aligned = None
         funcs = [scheduled.func for _, scheduled in result.rendered]
-        return self.target.render(funcs, compile_pool.UNIT_SIZE)
+        return self._rendered(funcs)
+
+    def _rendered(self, funcs: list[LoweredFunc]) -> CudaSource:
+        """The translation unit of `funcs`: from the schedule cache where it holds one
+        rendered from these very functions (a new shape of a bucket already compiled)."""
+        unit_size = compile_pool.UNIT_SIZE
+        if self.schedule_cache is None or self.symbolic_dims is None:
+            return self.target.render(funcs, unit_size)
+        return self.schedule_cache.rendered(
+            funcs,
+            (self.target.name, unit_size),
+            self.symbolic_dims.by_name,
+            lambda: self.target.render(funcs, unit_size),
+        )
 
     def _settle_symbolic(
         self, result: Stages, names: NameTable, target_info: TargetInfo, render_check: bool
@@ -357,15 +380,56 @@ class PIRCompiler:
             if not kernel.symbolic_dims_taken:
                 continue
             try:
-                trial = auto_schedule(func, target_info, kernel.group.reduce_pattern)
+                trial = self._scheduled(func, kernel.group, target_info)
                 if render_check:
                     generate_cuda([trial.func], prove_in_place=False)
+            except UnrecordedRead:
+                raise  # a compiler bug, not a function to lower with numbers
             except (CinnError, ValueError, TypeError, AttributeError) as error:
                 kernel.symbolic_fallback = " ".join(str(error).split())[:200]
                 kernel.lowered = lower_group(kernel.group, names)
             else:
                 tried[id(func)] = trial
         return tried
+
+    def _scheduled(
+        self, func: LoweredFunc, group: Group, target_info: TargetInfo
+    ) -> ScheduleResult:
+        """`func`'s schedule (`auto_schedule` with its group's row pattern): from the
+        schedule cache where one is set and holds it for these dims."""
+        if self.schedule_cache is None or self.symbolic_dims is None:
+            return auto_schedule(func, target_info, group.reduce_pattern)
+        pattern, key = guarded_pattern(group, self.symbolic_dims)
+        found = self.schedule_cache.get(
+            "schedule",
+            func,
+            key,
+            self.symbolic_dims.by_name,
+            lambda: auto_schedule(func, target_info, pattern),
+            rename_schedule,
+        )
+        assert isinstance(found, ScheduleResult)
+        return found
+
+    def _aligned(self, kernel: FusedKernel, target_info: TargetInfo) -> AlignedVariant | None:
+        """The kernel's aligned variant (`driver.aligned_variants`), from the schedule
+        cache where one is set."""
+        group, lowered, scalar = kernel.group, kernel.lowered, kernel.scheduled
+        if alignable_dim(lowered) is None:
+            return None
+        if self.schedule_cache is None or self.symbolic_dims is None:
+            return aligned_variant(lowered, scalar, group.reduce_pattern, target_info)
+        pattern, key = guarded_pattern(group, self.symbolic_dims)
+        found = self.schedule_cache.get(
+            "aligned variant",
+            lowered,
+            (key, fingerprint(scalar)),  # the variant is kept where it differs from it
+            self.symbolic_dims.by_name,
+            lambda: aligned_variant(lowered, scalar, pattern, target_info),
+            rename_variant,
+        )
+        assert found is None or isinstance(found, AlignedVariant)
+        return found
 
     def build(self, groups: Sequence[Group] | None = None) -> RuntimeProgram:
         """Every stage, then the instructions: kernels for FUSED groups, reference kernels

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
 
+from cinn_py.ir import dim_guards
 from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.expr import Expr, IntImm
 
@@ -36,16 +37,19 @@ def bound_dims(values: Mapping[str, int] | None) -> Iterator[None]:
 
 def concrete(extent: Expr) -> int | None:
     """`extent`'s value: a constant's, or a symbolic extent's at the bound dims; None
-    when it reads dims none are bound for."""
+    when it reads dims none are bound for. While a schedule's decisions are recorded
+    (`ir.dim_guards`), a symbolic extent's value is a GuardedInt, which records what is
+    decided by it."""
     if isinstance(extent, IntImm):
         return extent.value
     values = _VALUES.get()
     if values is None:
         return None
     try:
-        return int(evaluate(extent, values))
+        value = int(evaluate(extent, values))
     except (KeyError, TypeError):
         return None
+    return dim_guards.guarded(extent, value)  # type: ignore[return-value]
 
 
 def current() -> Mapping[str, int] | None:

@@ -21,6 +21,14 @@ import numpy as np
 from cinn_py.pir.dtypes import DataType
 
 
+def as_int(value: Any) -> Any:
+    """A number read from the dims being compiled (`ir.dim_guards.GuardedInt`) as its
+    plain int, recorded exactly (it goes into the IR); anything else as it is."""
+    if type(value) is int or not getattr(value, "dim_guarded", False):
+        return value
+    return value.exact()
+
+
 class IrNode:
     """Base of every node: immutable, with children listed in `_fields`."""
 
@@ -152,6 +160,7 @@ class IntImm(Expr):
         _check_dtype("IntImm", "dtype", dtype)
         if not dtype.is_integer or dtype is DataType.UINT8:
             raise _fail("IntImm", "dtype", f"expected a signed integer type, got {dtype.value}")
+        value = as_int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise _fail("IntImm", "value", f"expected int, got {type(value).__name__}", TypeError)
         self._init(value=value, dtype=dtype)
@@ -217,6 +226,7 @@ class Var(Expr):
         if not name:
             raise _fail("Var", "name", "must not be empty")
         _check_dtype("Var", "dtype", dtype)
+        lower, upper = as_int(lower), as_int(upper)
         for field, bound in (("lower", lower), ("upper", upper)):
             if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool)):
                 raise _fail("Var", field, f"expected int or None, got {bound!r}", TypeError)
@@ -455,6 +465,7 @@ class Ramp(Expr):
             raise _fail(
                 "Ramp", "stride", f"dtype {stride.dtype.value} differs from base's", TypeError
             )
+        lanes = as_int(lanes)
         if not isinstance(lanes, int) or lanes < 2:
             raise _fail("Ramp", "lanes", f"expected an int >= 2, got {lanes!r}")
         self._init(base=base, stride=stride, lanes_=lanes, dtype=base.dtype)
@@ -472,6 +483,7 @@ class Broadcast(Expr):
         _check_node("Broadcast", "value", value, Expr)
         if value.lanes != 1:
             raise _fail("Broadcast", "value", "expected a scalar")
+        lanes = as_int(lanes)
         if not isinstance(lanes, int) or lanes < 2:
             raise _fail("Broadcast", "lanes", f"expected an int >= 2, got {lanes!r}")
         self._init(value=value, lanes_=lanes, dtype=value.dtype)
@@ -491,7 +503,7 @@ class MemoryType(enum.Enum):
 
 
 def _shape(node: str, shape: Any) -> tuple[Expr, ...]:
-    items = tuple(IntImm(s) if isinstance(s, int) else s for s in shape)
+    items = tuple(IntImm(s) if isinstance(as_int(s), int) else s for s in shape)
     for i, s in enumerate(_exprs(node, "shape", items)):
         _check_index(node, f"shape[{i}]", s)
     return items

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cinn_py.ir.dim_guards import GuardedInt
+
 
 @dataclass(frozen=True)
 class RowPattern:
@@ -17,7 +19,7 @@ class RowPattern:
     axes: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        shape = tuple(int(d) for d in self.shape)
+        shape = tuple(d if isinstance(d, GuardedInt) else int(d) for d in self.shape)
         axes = tuple(sorted({int(a) for a in self.axes}))
         if any(not 0 <= a < len(shape) for a in axes):
             raise ValueError(f"axes {axes} out of range for shape {shape}")

@@ -20,6 +20,7 @@ from cinn_py.ir.expr import (
     _check_node,
     _exprs,
     _fail,
+    as_int,
     check_access,
 )
 from cinn_py.pir.dtypes import DataType
@@ -109,6 +110,7 @@ class For(Stmt):
     ) -> None:
         _check_node("For", "loop_var", loop_var, Var)
         _check_index("For", "loop_var", loop_var)
+        min, extent = as_int(min), as_int(extent)
         min = IntImm(min, loop_var.dtype) if isinstance(min, int) else min
         extent = IntImm(extent, loop_var.dtype) if isinstance(extent, int) else extent
         for field, value in (("min", min), ("extent", extent)):
@@ -345,6 +347,7 @@ class LastBlockDone(Expr):
                 TypeError,
             )
         items = check_access("LastBlockDone", semaphore, indices)
+        count = as_int(count)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise _fail("LastBlockDone", "count", f"expected a positive int, got {count!r}")
         self._init(semaphore=semaphore, indices=items, count=count, dtype=DataType.BOOL)

@@ -185,7 +185,8 @@ def test_non_constant_extent_from_a_load_keeps_the_guard():
     realize, src, dst = copy_block([100], [i_0])
     body = For(i_0, 0, Load(count, [IntImm(0)]), SERIAL, realize)
     func = insert_bound_guards(function(body, src, dst))
-    assert guard_texts(func) == ["((i_0 >= 0) and (i_0 < 100))"]
+    # the loop still starts at 0, so only its end is unknown
+    assert guard_texts(func) == ["(i_0 < 100)"]
 
 
 def test_symbolic_extent_uses_the_var_bounds():

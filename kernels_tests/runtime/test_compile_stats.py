@@ -198,15 +198,22 @@ def test_a_bad_environment_bound_is_a_clear_error(monkeypatch, text, message):
 
 COMPILES = re.compile(
     r"cinn-py: compiles: (\d+) \(compiled (\d+), loaded (\d+)\), reused (\d+), evicted (\d+); "
-    r"kernel units: (\d+) compiled, (\d+) cached"
+    r"kernel units: (\d+) compiled, (\d+) cached(?:; schedules: (\d+) made, (\d+) reused)?"
 )
 
 
 def _compiles_line(err: str) -> tuple[int, ...]:
     lines = [COMPILES.fullmatch(line) for line in err.splitlines()]
-    found = [tuple(map(int, m.groups())) for m in lines if m is not None]
+    found = [tuple(int(g or 0) for g in m.groups()) for m in lines if m is not None]
     assert len(found) == 1, err
-    return found[0]
+    return found[0][:7]
+
+
+def _schedules(err: str) -> tuple[int, int]:
+    """(made, reused) of the compile counts line's schedules (0, 0 where it has none)."""
+    lines = [COMPILES.fullmatch(line) for line in err.splitlines()]
+    (found,) = [m for m in lines if m is not None]
+    return int(found.group(8) or 0), int(found.group(9) or 0)
 
 
 def test_run_verbose_prints_the_compile_counts(capsys, private_cache, no_bound_env):
@@ -214,6 +221,9 @@ def test_run_verbose_prints_the_compile_counts(capsys, private_cache, no_bound_e
     out, err = capsys.readouterr()
     # a -1 program: compiled on its run, one kernel unit, from a cold kernel cache
     assert _compiles_line(err) == (1, 1, 0, 0, 0, 1, 0)
+    # its two kernels scheduled, and the row sum's aligned variant tried (its output
+    # [S0] has the -1 dim innermost)
+    assert _schedules(err) == (3, 0)
     assert err.startswith("cinn-py: cuda-emu: ") and " total " in err.splitlines()[0]
     # dynamic_batch: x[-1, 6]; both kernels take the -1 dim as their argument S0
     assert "cinn-py: symbolic kernels: 2 of 2 take -1 dims as arguments (S0)\n" in err
@@ -232,6 +242,7 @@ def test_run_verbose_counts_a_program_cache_load(capsys, program_cache_on, no_bo
     _, err = capsys.readouterr()
     # a static program: compiled by `compile`, its run reuses it
     assert _compiles_line(err) == (1, 1, 0, 1, 0, 1, 0)
+    assert _schedules(err) == (0, 0)  # nothing said of schedules without -1 dims
     assert "symbolic kernels" not in err  # nothing to say without -1 dims
     assert main(["run", str(SOFTMAX), "--target", "cuda-emu", "-v"]) == 0
     _, err = capsys.readouterr()

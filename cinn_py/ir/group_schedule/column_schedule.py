@@ -76,6 +76,7 @@ import enum
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.dim_guards import pow2_at_least, pow2_at_most
 from cinn_py.ir.expr import IntImm
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
@@ -121,7 +122,7 @@ def column_threads(pattern: RowPattern, target: TargetInfo, bound: int | None = 
         return max(1, min(by_block, _floor_pow2(bound // ELEMENTS_PER_THREAD)))
     blocks = -(-pattern.rows // LANES)
     want = target.max_blocks * PREFERRED_THREADS
-    threads = 1 << (-(-want // (blocks * LANES)) - 1).bit_length()
+    threads = pow2_at_least(-(-want // (blocks * LANES)), by_block)
     by_work = _floor_pow2(pattern.cols // ELEMENTS_PER_THREAD)
     return max(1, min(threads, by_block, by_work))
 
@@ -233,4 +234,4 @@ def _schedule_full(
 
 
 def _floor_pow2(n: int) -> int:
-    return 1 << (n.bit_length() - 1) if n >= 1 else 0
+    return pow2_at_most(n)

@@ -122,8 +122,11 @@ def grid_plan(
     if rows < 1 or cols < 1:
         return None
     threads = threads_for(cols, target)
+    by_work = min(cols // (MIN_STEPS * threads), target.max_grid_dims[1])
+    if by_work < 2:  # decided by the row alone, whatever the row count (`ir.dim_guards`)
+        return None
     fill = target.sm_count * max(1, THREADS_PER_SM // threads) * WAVES
-    chunks = min(-(-fill // rows), cols // (MIN_STEPS * threads), target.max_grid_dims[1])
+    chunks = min(-(-fill // rows), by_work)
     if chunks < 2:
         return None
     steps = -(-cols // (chunks * threads))

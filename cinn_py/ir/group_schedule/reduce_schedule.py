@@ -69,8 +69,9 @@ import math
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.buckets import bucket_floor
+from cinn_py.ir.dim_guards import pow2_at_least
 from cinn_py.ir.dim_values import concrete
-from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var
+from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var, as_int
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
@@ -114,8 +115,8 @@ def threads_for(cols: int, target: TargetInfo, lanes: int = 1) -> int:
     least a warp, at most the block limit."""
     vectors = -(-cols // lanes)
     want = max(1, -(-vectors // ELEMENTS_PER_THREAD))
-    threads = 1 << (want - 1).bit_length()
     limit = 1 << (target.max_threads_per_block.bit_length() - 1)
+    threads = pow2_at_least(want, min(limit, 1024))
     return max(target.warp_size, min(threads, limit, 1024))
 
 
@@ -186,7 +187,7 @@ def symbolic_lanes(func: LoweredFunc, pattern: RowPattern, bound: int) -> int:
     if not full:
         return 1
     factor = math.prod(static_factor(full[0].shape[d]) for d in pattern.axes)
-    return _lanes_dividing(func, pattern, math.gcd(factor, bound))
+    return _lanes_dividing(func, pattern, math.gcd(factor, as_int(bound)))
 
 
 def symbolic_threads(
@@ -202,8 +203,8 @@ def symbolic_threads(
     steps = max(1, min(MAX_CACHED_STEPS, target.row_cache_bytes // (lanes * itemsize)))
     least = threads_for(bucket_floor(bound), target, lanes)
     wanted = -(-bound // (lanes * steps))
-    threads = max(least, 1 << (wanted - 1).bit_length())
     limit = 1 << (target.max_threads_per_block.bit_length() - 1)
+    threads = max(least, pow2_at_least(wanted, min(limit, 1024)))
     return max(target.warp_size, min(threads, limit, 1024))
 
 
@@ -354,7 +355,7 @@ def rows_per_block(pattern: RowPattern, threads: int, target: TargetInfo) -> int
     and a block of R warps keeps the SM busy where one warp per block would not."""
     if threads != target.warp_size or pattern.rows < 2:
         return 1
-    return min(ROWS_PER_BLOCK, 1 << (pattern.rows - 1).bit_length())
+    return pow2_at_least(pattern.rows, ROWS_PER_BLOCK)
 
 
 def _cache_rows(

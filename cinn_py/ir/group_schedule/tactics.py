@@ -36,6 +36,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from cinn_py.ir.dim_guards import shown
 from cinn_py.ir.group_schedule.column_schedule import (
     LANES,
     ColumnKind,
@@ -146,7 +147,7 @@ class GridTactic(Tactic):
         cols, _ = walked_cols(func, pattern)
         if grid_plan(pattern, target, cols=cols) is None:
             return (
-                f"one block per row is enough: {pattern.rows} rows of {cols} "
+                f"one block per row is enough: {shown(pattern.rows)} rows of {shown(cols)} "
                 "elements give no plan of 2 chunks or more a row"
             )
         return grid_problem(func, pattern, cols)

@@ -67,6 +67,7 @@ from cinn_py.ir.expr import (
     Mod,
     Reduce,
     Var,
+    as_int,
 )
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
@@ -308,6 +309,9 @@ def _walk(
     lanes: int = 1,
     cols: int | None = None,
 ) -> RowWalk:
+    threads, rows_per_block, lanes, cols = (
+        as_int(x) for x in (threads, rows_per_block, lanes, cols)
+    )
     shape = []
     for dim in buffer.shape:
         value = concrete(dim)  # a symbolic dim: its value at the bound dims

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.dim_values import is_dim_name
-from cinn_py.ir.expr import GE, LT, And, Buffer, Expr, IntImm, Load, MemoryType, Var
+from cinn_py.ir.expr import GE, LT, And, Buffer, Expr, IntImm, Load, MemoryType, Var, as_int
 from cinn_py.ir.isl_domain import IndexDomain, NotAffine
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.printer import print_ir
@@ -118,6 +118,7 @@ def cache_tile(
             "so it lives in 'shared' memory (cache_read 'local' keeps a thread's own "
             "elements in registers)",
         )
+    pad = as_int(pad)
     if not isinstance(pad, int) or pad < 0:
         raise ScheduleError(PRIMITIVE, block_name, f"pad must be a non-negative int, got {pad!r}")
     realize, path = find_realize(func, block_name, PRIMITIVE)
@@ -268,19 +269,18 @@ def _window(
         domain = IndexDomain(inner, exprs=load_offsets)
         for dim, offset in enumerate(load_offsets):
             try:
-                values = domain.affine(offset).intersect_domain(domain.set)
-                low, high = values.min_val(), values.max_val()
+                found = domain.bounds(offset)
             except NotAffine as why:
                 raise ScheduleError(
                     PRIMITIVE, block, f"read {buffer.name}{_show(load)} is not affine: {why}"
                 ) from None
-            if not (low.is_int() and high.is_int()):
+            if found is None:
                 raise ScheduleError(
                     PRIMITIVE,
                     block,
                     f"read {buffer.name}{_show(load)} has an unbounded window along dim {dim}",
                 )
-            lo, hi = low.to_python(), high.to_python()
+            lo, hi = found
             first = load is loads[0]
             lows[dim] = lo if first else min(lows[dim], lo)
             highs[dim] = hi if first else max(highs[dim], hi)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import IntImm
+from cinn_py.ir.expr import IntImm, as_int
 from cinn_py.ir.schedule.analysis import (
     block_names,
     const_extent,
@@ -90,6 +90,7 @@ def vectorize(func: LoweredFunc, loop_name: str, factor: int) -> LoweredFunc:
     one schedule block and no other loop, so that the lanes are one block's iterations."""
     loop, _ = find_loop(func, loop_name, "vectorize")
     block = block_names(loop)
+    factor = as_int(factor)
     if not isinstance(factor, int) or isinstance(factor, bool) or factor not in VECTOR_WIDTHS:
         raise ScheduleError(
             "vectorize",

@@ -82,6 +82,7 @@ from cinn_py.ir.expr import (
     Select,
     Tensor,
     Var,
+    as_int,
 )
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
@@ -129,6 +130,7 @@ def grid_reduce(
     `threads`, each chunk is walked by that many threads (`lanes` elements a step) from
     a register cache of the inputs it reads. Returns the function and the names of the
     new row and chunk loops."""
+    chunk_size, threads, lanes = as_int(chunk_size), as_int(threads), as_int(lanes)
     if not _positive_int(chunk_size):
         raise ScheduleError(
             PRIMITIVE, func.name, f"chunk_size must be a positive int, got {chunk_size!r}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cinn_py.ir.expr import as_int
 from cinn_py.ir.schedule import (
     buffer_memory,
     cache_read,
@@ -28,6 +29,14 @@ from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, real
 from cinn_py.ir.schedule.refs import BlockRef, LoopRef
 from cinn_py.ir.schedule.trace import Step, Trace
 from cinn_py.ir.stmt import For, LoweredFunc, ScheduleBlockRealize
+
+
+def _plain(value: Any) -> Any:
+    """A trace input with the numbers read from the dims (`ir.dim_guards`) made plain
+    ints: a traced number is part of the schedule."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    return as_int(value)
 
 
 def _block_name(block: BlockRef | str) -> str:
@@ -67,7 +76,8 @@ class IRSchedule:
 
     def _record(self, primitive: str, inputs: dict[str, Any], outputs: Any = None) -> None:
         if self._tracing:
-            self._trace.append(Step(primitive, tuple(inputs.items()), outputs))
+            items = tuple((k, _plain(v)) for k, v in inputs.items())
+            self._trace.append(Step(primitive, items, outputs))
 
     # ---- lookups ------------------------------------------------------------------------
 

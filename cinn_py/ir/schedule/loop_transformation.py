@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.dim_values import concrete
-from cinn_py.ir.expr import Expr, IntImm, Mul, Var
+from cinn_py.ir.expr import Expr, IntImm, Mul, Var, as_int
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
     UNKNOWN_BLOCK,
@@ -61,7 +61,7 @@ def _resolve_factors(factors: Sequence[int], extent: int, loop: For) -> list[int
     """The factors with the -1 (if any) inferred: the smallest value, at least 1, whose
     product with the others covers `extent`."""
     block, name = block_names(loop), loop.loop_var.name
-    items = list(factors)
+    items = [as_int(f) for f in factors]
     if not items:
         raise ScheduleError("split", block, f"no factors given for loop {name}")
     for f in items:
@@ -130,7 +130,7 @@ def _split_symbolic(
     which the tile schedule needs to reorder and fuse the two split dims of a transpose,
     and a barrier between tile loops is never under it."""
     block, name = block_names(loop), loop.loop_var.name
-    items = list(factors)
+    items = [as_int(f) for f in factors]
     if any(not isinstance(f, int) or isinstance(f, bool) or (f != -1 and f < 1) for f in items):
         raise ScheduleError(
             "split",

@@ -43,7 +43,7 @@ import math
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import LT, ArgReduce, Expr, IntImm, Reduce, Select, Var
+from cinn_py.ir.expr import LT, ArgReduce, Expr, IntImm, Reduce, Select, Var, as_int
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
     find_realize,
@@ -88,6 +88,7 @@ def factorize_reduction(
             block_name,
             f"thread_axis must be one of {', '.join(MIN_THREADS)}, got {thread_axis!r}",
         )
+    threads, lanes = as_int(threads), as_int(lanes)
     if (
         not isinstance(threads, int)
         or isinstance(threads, bool)
