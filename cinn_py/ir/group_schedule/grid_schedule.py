@@ -48,8 +48,12 @@ full-shaped or other outputs.
 
 from __future__ import annotations
 
+import dataclasses
+
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import ArgReduce
+from cinn_py.ir.dim_guards import pow2_at_least, shown
+from cinn_py.ir.dim_values import concrete
+from cinn_py.ir.expr import ArgReduce, IntImm
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all
 from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, GridLaunch
 from cinn_py.ir.group_schedule.reduce_schedule import (
@@ -105,7 +109,11 @@ def walked_cols(func: LoweredFunc, pattern: RowPattern) -> tuple[int, int]:
 
 
 def grid_plan(
-    pattern: RowPattern, target: TargetInfo, lanes: int = 1, cols: int | None = None
+    pattern: RowPattern,
+    target: TargetInfo,
+    lanes: int = 1,
+    cols: int | None = None,
+    bucketed: bool = False,
 ) -> GridLaunch | None:
     """The launch of the grid schedule for `pattern` on `target`, or None when one block
     per row is enough: T = the row schedule's threads for the row, G chunks per row so
@@ -116,7 +124,8 @@ def grid_plan(
     the y limit: T = the row schedule's threads for V lanes (halved, down to 128, while
     rows * G is under the SM count), CACHED_STEPS vectors a thread, L = steps * T * V,
     G = ceil(cols / L); elsewhere the scalar plan. `cols` overrides the pattern's (the
-    bound `walked_cols` gives a row of symbolic length)."""
+    bound `walked_cols` gives a row of symbolic length). `bucketed`: the row count is
+    symbolic (`symbolic_rows`), and the plan is made for its bucket (`planned_rows`)."""
     rows = pattern.rows
     cols = pattern.cols if cols is None else cols
     if rows < 1 or cols < 1:
@@ -125,8 +134,9 @@ def grid_plan(
     by_work = min(cols // (MIN_STEPS * threads), target.max_grid_dims[1])
     if by_work < 2:  # decided by the row alone, whatever the row count (`ir.dim_guards`)
         return None
-    fill = target.sm_count * max(1, THREADS_PER_SM // threads) * WAVES
-    chunks = min(-(-fill // rows), by_work)
+    fill = _fill(cols, target)
+    walked = planned_rows(rows, fill) if bucketed else rows
+    chunks = min(-(-fill // walked), by_work)
     if chunks < 2:
         return None
     steps = -(-cols // (chunks * threads))
@@ -134,7 +144,32 @@ def grid_plan(
     if chunks < 2:
         return None
     scalar = GridLaunch(threads=threads, blocks=rows, steps=steps, chunks=chunks)
-    return _vector_plan(rows, cols, target, lanes) or scalar
+    vector = _vector_plan(walked, cols, target, lanes)
+    return scalar if vector is None else dataclasses.replace(vector, blocks=rows)
+
+
+def _fill(cols: int, target: TargetInfo) -> int:
+    """The blocks a plan asks for: WAVES of what the GPU holds of the row schedule's
+    threads for the row."""
+    return target.sm_count * max(1, THREADS_PER_SM // threads_for(cols, target)) * WAVES
+
+
+def planned_rows(rows: int, fill: int) -> int:
+    """The row count a plan over a symbolic count (a -1 batch) is made for: the least
+    power of two at or above it, so every count of that bucket gets one plan, one
+    kernel (its workspace sized for the bucket: `grid_reduce`'s `rows_bound`); decided
+    by comparisons, so a kept schedule's guards hold for the bucket (`ir.dim_guards`).
+    At most the power of two at or above `fill` (the blocks the plan asks for): every
+    count past it fills the GPU with one block a row, one outcome."""
+    return pow2_at_least(rows, pow2_at_least(fill))
+
+
+def symbolic_rows(func: LoweredFunc) -> bool:
+    """Whether a loop over the rows of `func` (a row-shaped block's) has a symbolic
+    extent."""
+    return any(
+        not isinstance(loop.extent, IntImm) for _, path in realizes(func) for loop in loops_in(path)
+    )
 
 
 def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLaunch | None:
@@ -167,12 +202,16 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern, cols: int | None = None
             return f"block {block.name} is not a single store"
         shape = []
         for loop in loops_in(path):
-            extent = getattr(loop.extent, "value", None)
+            extent = concrete(loop.extent)  # a symbolic row count: at the dims compiled
             if extent is None:
                 return f"block {block.name} has a loop of non-constant extent"
             shape.append(extent)
         if not pattern.is_row(tuple(shape)):
-            return f"block {block.name} stores shape {shape}, not a row of the pattern"
+            shape_text = [shown(n) for n in shape]
+            return f"block {block.name} stores shape {shape_text}, not a row of the pattern"
+        symbolic = [n for n in store.tensor.shape if not isinstance(n, IntImm)]
+        if len(symbolic) > 1:
+            return f"block {block.name} stores a row value of more than one symbolic dim"
         for node in outermost_reductions(store.value):
             if isinstance(node, ArgReduce):
                 return f"block {block.name} holds an argmax / argmin"
@@ -201,7 +240,8 @@ def schedule_grid(
     """Applies the grid schedule's primitives (for a function `GridTactic.accepts`
     takes); the caller finishes (guards) and traces."""
     cols, lanes = walked_cols(func, pattern)
-    launch = grid_plan(pattern, target, lanes, cols)
+    bucketed = symbolic_rows(func)
+    launch = grid_plan(pattern, target, lanes, cols, bucketed)
     why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern, cols)
     if why is not None:
         raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")
@@ -210,10 +250,13 @@ def schedule_grid(
         loops = sch.get_loops(block)
         if len(loops) > 1:
             fuse_all(sch, loops)
+    bound = planned_rows(pattern.rows, _fill(cols, target)) if bucketed else None
     if launch.lanes > 1:  # the partials come walked across threadIdx.x, from registers
-        row, chunk = sch.grid_reduce(launch.chunk_size, launch.threads, launch.lanes)
+        row, chunk = sch.grid_reduce(
+            launch.chunk_size, launch.threads, launch.lanes, rows_bound=bound
+        )
     else:
-        row, chunk = sch.grid_reduce(launch.chunk_size)
+        row, chunk = sch.grid_reduce(launch.chunk_size, rows_bound=bound)
     sch.bind(row, BLOCK_AXIS)
     sch.bind(chunk, CHUNK_AXIS)
     temps = {b.name for b in func.temp_buffers}

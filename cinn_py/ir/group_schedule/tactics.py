@@ -51,6 +51,7 @@ from cinn_py.ir.group_schedule.grid_schedule import (
     grid_plan,
     grid_problem,
     schedule_grid,
+    symbolic_rows,
     walked_cols,
 )
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig
@@ -145,7 +146,7 @@ class GridTactic(Tactic):
         if not pattern.innermost:
             return "the reduced dims are not innermost"
         cols, _ = walked_cols(func, pattern)
-        if grid_plan(pattern, target, cols=cols) is None:
+        if grid_plan(pattern, target, cols=cols, bucketed=symbolic_rows(func)) is None:
             return (
                 f"one block per row is enough: {shown(pattern.rows)} rows of {shown(cols)} "
                 "elements give no plan of 2 chunks or more a row"
@@ -162,7 +163,7 @@ class GridTactic(Tactic):
     ) -> dict[str, int]:
         pattern = _given(pattern)
         cols, lanes = walked_cols(func, pattern)
-        launch = grid_plan(pattern, target, lanes, cols)
+        launch = grid_plan(pattern, target, lanes, cols, symbolic_rows(func))
         if launch is None:
             return {}
         return {

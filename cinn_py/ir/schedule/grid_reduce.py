@@ -67,6 +67,7 @@ from __future__ import annotations
 import math
 
 from cinn_py.errors import ScheduleError
+from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import (
     LT,
     And,
@@ -123,21 +124,30 @@ SEMAPHORE_DTYPE = DataType.INT32
 
 
 def grid_reduce(
-    func: LoweredFunc, chunk_size: int, threads: int | None = None, lanes: int = 1
+    func: LoweredFunc,
+    chunk_size: int,
+    threads: int | None = None,
+    lanes: int = 1,
+    rows_bound: int | None = None,
 ) -> tuple[LoweredFunc, str, str]:
     """Splits every outermost Reduce of `func` into chunks of `chunk_size` elements, one
     thread block each, combined by the last block of the row (module docstring); with
     `threads`, each chunk is walked by that many threads (`lanes` elements a step) from
-    a register cache of the inputs it reads. Returns the function and the names of the
-    new row and chunk loops."""
+    a register cache of the inputs it reads. A symbolic row count (`S0`, a -1 batch)
+    needs `rows_bound`, a count it stays at or under (checked at the dims compiled):
+    the workspace (partials, counters) is sized for it, so one kernel serves every
+    count up to it. Returns the function and the names of the new row and chunk
+    loops."""
     chunk_size, threads, lanes = as_int(chunk_size), as_int(threads), as_int(lanes)
+    rows_bound = as_int(rows_bound)
     if not _positive_int(chunk_size):
         raise ScheduleError(
             PRIMITIVE, func.name, f"chunk_size must be a positive int, got {chunk_size!r}"
         )
     _check_walk(func.name, chunk_size, threads, lanes)
     root, blocks = _root_and_blocks(func)
-    rows, index_dtype = _rows(func, blocks)
+    rows_extent, index_dtype = _rows(func, blocks)
+    rows = _row_bound(func, rows_extent, rows_bound)
     reduces = {id(r): _outermost_reduces(func, r) for r, _ in blocks}
     found = [x for r, _ in blocks for x in reduces[id(r)]]
     if not found:
@@ -168,7 +178,7 @@ def grid_reduce(
     walk = None
     if threads is not None:
         walk = _Cache(taken, row, chunk, chunk_size, total, threads, lanes, inputs)
-    split = _Split(taken, index_dtype, chunk_size, chunks, total, walk)
+    split = _Split(taken, index_dtype, chunk_size, chunks, total, walk, rows)
     partials: list[ScheduleBlockRealize] = []
     combines: list[ScheduleBlockRealize] = []
     for realize, path in blocks:
@@ -190,7 +200,7 @@ def grid_reduce(
     nest = For(
         row,
         0,
-        rows,
+        rows_extent,
         ForType.SERIAL,
         For(chunk, 0, chunks, ForType.SERIAL, Block([*fills, *partials, last])),
     )
@@ -274,41 +284,60 @@ def _root_and_blocks(
                     f"loop {loop.loop_var.name} is not a plain serial loop (grid_reduce comes "
                     "before bind)",
                 )
-            if not (isinstance(loop.min, IntImm) and loop.min.value == 0) or not isinstance(
-                loop.extent, IntImm
-            ):
+            if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
                 raise ScheduleError(
-                    PRIMITIVE, name, f"loop {loop.loop_var.name} has no constant range from 0"
+                    PRIMITIVE, name, f"loop {loop.loop_var.name} does not start at 0"
                 )
         if single_store(realize.schedule_block) is None:
             raise ScheduleError(PRIMITIVE, name, "its body is not a single store")
     return body, blocks
 
 
-def _rows(func: LoweredFunc, blocks: list) -> tuple[int, DataType]:
-    """The common extent of the blocks' loops (1 when none has one) and its index dtype."""
-    extents = {}
+def _rows(func: LoweredFunc, blocks: list) -> tuple[Expr, DataType]:
+    """The common extent of the blocks' loops (1 when none has one; an expression for a
+    symbolic row count) and its index dtype."""
+    extents: dict[str, Expr] = {}
     dtype = DataType.INT32
     for realize, path in blocks:
         loops = loops_in(path)
         if loops:
-            extents[realize.schedule_block.name] = loops[0].extent.value
+            extents[realize.schedule_block.name] = loops[0].extent
             dtype = loops[0].loop_var.dtype
-    values = set(extents.values())
-    if len(values) > 1:
-        listed = ", ".join(f"{name} {n}" for name, n in extents.items())
+    keys = {structural_key(x): x for x in extents.values()}
+    if len(keys) > 1:
+        listed = ", ".join(f"{name} {n!r}" for name, n in extents.items())
         raise ScheduleError(
             PRIMITIVE, func.name, f"the blocks' loops differ in extent ({listed}): one row loop"
         )
-    rows = values.pop() if values else 1
-    if len(extents) != len(blocks) and rows != 1:
+    rows = next(iter(keys.values())) if keys else IntImm(1, dtype)
+    if len(extents) != len(blocks) and not (isinstance(rows, IntImm) and rows.value == 1):
         loopless = [r.schedule_block.name for r, p in blocks if not loops_in(p)]
         raise ScheduleError(
-            PRIMITIVE, loopless[0], f"the block has no loop but the others run over {rows} rows"
+            PRIMITIVE, loopless[0], f"the block has no loop but the others run over {rows!r} rows"
         )
-    if rows < 1:
+    if isinstance(rows, IntImm) and rows.value < 1:
         raise ScheduleError(PRIMITIVE, func.name, "there are no rows (an empty tensor)")
     return rows, dtype
+
+
+def _row_bound(func: LoweredFunc, rows: Expr, bound: int | None) -> int:
+    """The row count the workspace is sized for: a constant count itself; a symbolic
+    one's `bound`, which must cover its value at the dims compiled."""
+    if isinstance(rows, IntImm):
+        if bound is not None and bound != rows.value:
+            raise ScheduleError(
+                PRIMITIVE, func.name, f"rows_bound {bound} given for {rows.value} constant rows"
+            )
+        return rows.value
+    value = concrete(rows)
+    if bound is None or not _positive_int(bound) or value is None or value > bound:
+        raise ScheduleError(
+            PRIMITIVE,
+            func.name,
+            f"the row count {rows!r} is symbolic: give rows_bound, a count it stays at or "
+            f"under, got {bound!r}",
+        )
+    return bound
 
 
 def _outermost_reduces(func: LoweredFunc, realize: ScheduleBlockRealize) -> list[Reduce]:
@@ -359,8 +388,11 @@ class _Split:
         chunks: int,
         total: int,
         cache: _Cache | None = None,
+        rows: int | None = None,
     ) -> None:
         self.taken = taken
+        self.rows = rows
+        """The rows the workspace holds (`rows_bound` for a symbolic count)."""
         self.dtype = dtype
         self.chunk_size = chunk_size
         self.chunks = chunks
@@ -385,7 +417,7 @@ class _Split:
         replacements: dict[int, Expr] = {}
         combine_reads: list[BufferRange] = []
         for node in nodes:
-            shape = [*store.tensor.shape, self.chunks]
+            shape = [*self._bounded(store.tensor.shape, block.name), self.chunks]
             buffer = Buffer(fresh_name(f"{out}_partials", self.taken), node.dtype, shape)
             self.buffers.append(buffer)
             c = Var(fresh_name(f"{buffer.name}_c", self.taken), self.dtype, 0, self.chunks)
@@ -416,6 +448,25 @@ class _Split:
             block.attrs,
         )
         return partial_blocks, combined
+
+    def _bounded(self, shape: tuple[Expr, ...], block: str) -> list[Expr]:
+        """The row value's shape with its one symbolic dim (the row count's, times the
+        constant kept dims) at the bound: the partials' index stays the value's own,
+        under the bound, and the workspace has a constant size."""
+        symbolic = [d for d, n in enumerate(shape) if not isinstance(n, IntImm)]
+        if not symbolic:
+            return list(shape)
+        if len(symbolic) > 1 or self.rows is None:
+            raise ScheduleError(
+                PRIMITIVE,
+                block,
+                f"the row value's shape {list(shape)} has more than one symbolic dim: "
+                "the partials need a constant size",
+            )
+        others = math.prod(n.value for n in shape if isinstance(n, IntImm))
+        out = list(shape)
+        out[symbolic[0]] = IntImm(-(-self.rows // max(1, others)), shape[symbolic[0]].dtype)
+        return out
 
     def _partial(self, node: Reduce, c: Var, at: dict[str, Expr]) -> Reduce:
         """`Reduce(kind, select(c * L + k < C, body(c * L + k), init), k < L)`; with
@@ -626,9 +677,12 @@ class _ReplaceLoads(Mutator):
 
 
 def _whole(buffer: Buffer | Tensor) -> list[Var]:
-    """A region variable over each whole dim of `buffer`."""
+    """A region variable over each whole dim of `buffer` (a symbolic dim's unbounded)."""
     name = storage_name(buffer)
-    return [Var(f"{name}_d{i}", lower=0, upper=d.value) for i, d in enumerate(buffer.shape)]
+    return [
+        Var(f"{name}_d{i}", lower=0, upper=d.value if isinstance(d, IntImm) else None)
+        for i, d in enumerate(buffer.shape)
+    ]
 
 
 def _reads_of(regions: tuple[BufferRange, ...], value: Expr) -> list[BufferRange]:

@@ -203,7 +203,11 @@ class IRSchedule:
         return output
 
     def grid_reduce(
-        self, chunk_size: int, threads: int | None = None, lanes: int = 1
+        self,
+        chunk_size: int,
+        threads: int | None = None,
+        lanes: int = 1,
+        rows_bound: int | None = None,
     ) -> tuple[LoopRef, LoopRef]:
         """Spreads the reductions of the whole function over several thread blocks per
         row: chunks of `chunk_size` elements folded into workspace partials, and the
@@ -211,15 +215,20 @@ class IRSchedule:
         partials in index order (`grid_reduce.py`). Every block must be a single store
         under at most one loop over the rows. With `threads`, each chunk is folded by
         that many threads across threadIdx.x, `lanes` consecutive elements a step, from
-        registers each thread fills first (one vector load a step). Returns the new row
-        and chunk loops."""
-        self._func, row, chunk = grid_reduce.grid_reduce(self._func, chunk_size, threads, lanes)
+        registers each thread fills first (one vector load a step). A symbolic row
+        count needs `rows_bound`, the count the workspace is sized for. Returns the new
+        row and chunk loops."""
+        self._func, row, chunk = grid_reduce.grid_reduce(
+            self._func, chunk_size, threads, lanes, rows_bound
+        )
         outputs = (LoopRef(row), LoopRef(chunk))
         inputs: dict[str, object] = {"chunk_size": chunk_size}
         if threads is not None:
             inputs["threads"] = threads
         if lanes != 1:
             inputs["lanes"] = lanes
+        if rows_bound is not None:
+            inputs["rows_bound"] = rows_bound
         self._record("grid_reduce", inputs, outputs)
         return outputs
 
