@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cinn_py.errors import ShapeError
-from cinn_py.ir.buckets import REDUCE_BUCKETS, bucket_bound
+from cinn_py.ir.buckets import BUCKET_LIMIT, bucket_bound
 from cinn_py.ir.evaluate import evaluate
 from cinn_py.ir.expr import Add, Div, Expr, IntImm, Max, Min, Mul, Var
 from cinn_py.pir import dim_expr as d
@@ -91,7 +91,7 @@ class SymbolicDims:
             return dim.value
         return _convert(dim, lambda s: self.var(s, dtype), dtype)
 
-    def reduce_bound(self, extent: Expr, limit: int = REDUCE_BUCKETS[-1]) -> int:
+    def reduce_bound(self, extent: Expr, limit: int = BUCKET_LIMIT) -> int:
         """The bucket bound (`REDUCE_BUCKETS`, then powers of two up to `limit`) of a
         symbolic extent's value at this signature; ShapeError past the largest."""
         value = self.evaluate(extent)

@@ -15,13 +15,15 @@ REDUCE_BUCKETS = (128, *(2**k for k in range(10, 21)))
 powers of two (1024, 2048], (2048, 4096], ... up to 2**20 (long contexts). A length
 at a bound walks no masked step (a sequence of 4096 is walked as the static row is:
 the benchmark's shapes and the common context lengths are powers of two); above 1024,
-at most twice its steps, below, up to 8x for short rows where a step is cheap. A
-longer length is compiled per shape."""
+at most twice its steps, below, up to 8x for short rows where a step is cheap. Past
+2**20 the powers of two go on up to `BUCKET_LIMIT`."""
 
-MERGED_BUCKET_LIMIT = 2**30
-"""The largest bound of a reduce axis over several dims merged into one (a reduce-all
-of `[S0, S1]`, `ops.reduction`): the powers of two go on past 2**20 up to it (the grid
-walks such a row; an int32 index holds it)."""
+BUCKET_LIMIT = 2**30
+"""The largest bound of a reduce axis, of one dim or of several merged into one (a
+reduce-all of `[S0, S1]`, `ops.reduction`): past 2**20 the buckets go on as powers of
+two up to it (the grid or the row schedule walks such a row; an int32 index holds it,
+and lowering takes int64 indices where a tensor's masked offsets could pass 2**31:
+`op_lowering.lower._index_dtype`). A longer length is compiled per shape."""
 
 
 def bucket_bound(length: int, limit: int = REDUCE_BUCKETS[-1]) -> int | None:

@@ -55,7 +55,7 @@ from cinn_py.errors import ShapeError
 from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering, any_dtype, numeric
 from cinn_py.hlir.op_lowering.scalar import const, convert, truthy
-from cinn_py.ir.buckets import MERGED_BUCKET_LIMIT
+from cinn_py.ir.buckets import BUCKET_LIMIT
 from cinn_py.ir.expr import (
     LT,
     And,
@@ -434,7 +434,7 @@ def _merged_runs(
 ) -> dict[int, tuple[list[int], Expr, int]]:
     """Runs of two or more adjacent reduced dims holding a symbolic one, each reduced
     as one axis (`_merged_axis`), by the run's first dim: (the dims, their product, its
-    bucket's bound). Only where that bound is at most `MERGED_BUCKET_LIMIT` at this
+    bucket's bound). Only where that bound is at most `BUCKET_LIMIT` at this
     signature (else each dim its own axis, as alone)."""
     runs: list[list[int]] = []
     for d in sorted(axes):
@@ -454,7 +454,7 @@ def _merged_runs(
             product = product * n
         extent = simplify(product)
         try:
-            merged[run[0]] = (run, extent, ctx.reduce_bound(extent, MERGED_BUCKET_LIMIT))
+            merged[run[0]] = (run, extent, ctx.reduce_bound(extent, BUCKET_LIMIT))
         except ShapeError:
             continue
     return merged

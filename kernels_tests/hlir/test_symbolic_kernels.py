@@ -236,20 +236,21 @@ def test_softmax_rows_share_a_kernel_per_bucket(cache):
     # above 1024 each power of two bounds a bucket: 4096 is walked as a static 4096
     assert kernels(4096) == kernels(2049) != kernels(4097)
     assert "v_S1" in next(iter(small))
-    assert kernels(2**20 + 1) not in small | middle | long  # past the largest bucket
+    # past 2**20 the powers of two go on (to BUCKET_LIMIT, 2**30)
+    assert kernels(2**20 + 1) == kernels(2**21) not in small | middle | long
 
 
 def test_reduction_past_the_largest_bucket_falls_back_to_static_dims(cache):
     program = parse_program(SOFTMAX)
-    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (3, 2**20 + 1)})
+    compiler = PIRCompiler(program, "cuda-emu", feed_shapes={"x": (1, 2**30 + 1)})
     stages = compiler.stages(until="scheduled")
     reductions = [k for k in stages.fused if k.group.reduce_pattern is not None]
     assert reductions and all(
         not any(isinstance(arg.value, Var) for arg in k.lowered.args) for k in reductions
     )
     dims = compiler.symbolic_dims
-    (long,) = [symbol for symbol, value in dims.binding.items() if value == 2**20 + 1]
-    with pytest.raises(ShapeError, match=r"longer than the largest bucket \(1048576\)"):
+    (long,) = [symbol for symbol, value in dims.binding.items() if value == 2**30 + 1]
+    with pytest.raises(ShapeError, match=r"longer than the largest bucket \(1073741824\)"):
         dims.reduce_bound(dims.var(long, DataType.INT32))
 
 
@@ -785,3 +786,19 @@ def test_token_rows_take_8_warps_a_block_in_one_kernel(cache):
     clamped = "cinn_min(i_0_i_1_i_2_fused_1, ((i_0_i_1_i_2_fused_0 * -8) + (v_S0 * v_S1)) - 1)"
     assert clamped in kernel and "cinn_block_reduce<32>(" in kernel
     assert "if (((i_6_i_7_fused_0 * 8) + i_6_i_7_fused_1) < (v_S0 * v_S1)) {" in kernel
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "dtype"), [(1, 2**30 - 1, "int32"), (2, 2**29 + 1, "int64")]
+)
+def test_long_symbolic_rows_take_int64_indices_where_masked_steps_could_overflow(
+    cache, rows, cols, dtype
+):
+    """A row of 2**29 + 1 walks to 2**30: its masked steps' offsets pass the tensor by
+    up to a row, so a tensor of 2**30 elements or more is indexed in int64 when
+    lowered with symbolic dims (statically from 2**31)."""
+    shape = {"x": (rows, cols)}
+    compiler = PIRCompiler(parse_program(SOFTMAX), "cuda-emu", feed_shapes=shape)
+    fused = compiler.stages(until="lowered").fused
+    dims = {a.value.dtype.value for k in fused for a in k.lowered.args if isinstance(a.value, Var)}
+    assert dims == {dtype}

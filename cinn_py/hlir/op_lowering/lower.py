@@ -112,7 +112,7 @@ def symbolic_blocker(group: Group, symbolic: SymbolicDims) -> str | None:
 def _lower(
     group: Group, names: NameTable, inline: bool, symbolic: SymbolicDims | None
 ) -> LoweredFunc:
-    index_dtype = _index_dtype(group)
+    index_dtype = _index_dtype(group, symbolic is not None)
 
     def dims_of(value: Value) -> tuple[Dim, ...] | None:
         if symbolic is None:
@@ -242,14 +242,18 @@ def _check_static(group: Group, names: NameTable) -> None:
                     )
 
 
-def _index_dtype(group: Group) -> DataType:
+def _index_dtype(group: Group, symbolic: bool = False) -> DataType:
+    """int32 where every tensor's offsets fit, else int64. Lowered with symbolic dims, a
+    reduction walks to its bucket's bound (at most twice its length), so the offsets of
+    its masked steps reach past the tensor by up to a row: int32 only below half."""
+    limit = INT32_LIMIT // 2 if symbolic else INT32_LIMIT
     values = list(group.inputs) + [v for op in group.ops for v in op.results]
     for value in values:
         for type_ in _tensor_types(value):
             size = 1
             for d in type_.dims:
                 size *= d
-            if size >= INT32_LIMIT:
+            if size >= limit:
                 return DataType.INT64
     return DataType.INT32
 
