@@ -496,8 +496,11 @@ def _normalized(emit: Emitter, x: Value, begin: int) -> tuple[Value, list[int], 
 
 
 def _leading(emit: Emitter, stat: Value, begin: int, dtype: DataType) -> Value:
-    """A keepdim statistic as the op declares it: only the `begin` leading dims."""
-    kept = emit.op("pd_op.reshape", stat, None, shape=[0] * begin)
+    """A keepdim statistic as the op declares it: only the `begin` leading dims (its
+    trailing 1s squeezed: a reshape to [0] * begin would give 0s for an empty input,
+    where Paddle's reshape copies no dim)."""
+    rank = stat.type.rank
+    kept = emit.op("pd_op.squeeze", stat, None, axis=list(range(begin, rank)))
     return emit.cast(kept, dtype)
 
 

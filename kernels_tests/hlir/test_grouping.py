@@ -107,11 +107,11 @@ def test_layer_norm_is_one_group_per_norm_with_its_mean_and_variance_outputs():
             " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
             " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
             " pd_op.multiply, pd_op.reshape, pd_op.multiply, pd_op.reshape, pd_op.add,"
-            " pd_op.reshape, pd_op.reshape] (%2, %1, %0) -> (%3, %4, %5)",
+            " pd_op.squeeze, pd_op.squeeze] (%2, %1, %0) -> (%3, %4, %5)",
             "group_1 fused [pd_op.sum, pd_op.full, pd_op.divide, pd_op.square,"
             " pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract, pd_op.full,"
             " pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add, pd_op.rsqrt,"
-            " pd_op.multiply, pd_op.reshape, pd_op.reshape] (%2) -> (%6, %7, %8)",
+            " pd_op.multiply, pd_op.squeeze, pd_op.squeeze] (%2) -> (%6, %7, %8)",
         ]
     )
 
@@ -120,7 +120,7 @@ def test_rms_norm_is_one_group():
     program = cinn_py.load(PROGRAMS / "rms_norm" / "program.pir")
     assert groups_text(program) == (
         "group_0 fused [pd_op.square, pd_op.sum, pd_op.full, pd_op.divide, pd_op.full,"
-        " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.reshape]"
+        " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.squeeze]"
         " (%0, %1) -> (%2, %3)"
     )
 

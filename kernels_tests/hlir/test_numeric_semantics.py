@@ -441,3 +441,25 @@ def test_gelu_of_huge_values_stays_finite(approximate):
     assert np.isfinite(want[-1]).all()  # the gelu (relu(x) + relu(x) overflows: fine)
     got = cinn_py.compile(program, target="cuda-emu").run(feeds)
     np.testing.assert_allclose(got["%3"], want[-1], rtol=1e-6, atol=1e-6)
+
+
+NORMS_OF_AN_EMPTY_BATCH = """{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[-1,3,1,4],stop_gradient:[true]} : () -> tensor<-1x3x1x4xf32>
+    (%1, %2, %3) = "pd_op.layer_norm" (%0, <<NULL VALUE>>, <<NULL VALUE>>) {begin_norm_axis:2,epsilon:1e-05} : (tensor<-1x3x1x4xf32>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<-1x3x1x4xf32>, tensor<-1x3xf32>, tensor<-1x3xf32>
+}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("batch", [0, 2])
+def test_layer_norm_statistics_of_an_empty_batch_keep_their_leading_dims(batch):
+    """layer_norm's mean and variance are [B, 3] for x [B, 3, 1, 4], B = 0 included: the
+    decomposition squeezes the keepdim statistics (a reshape to [0, 0] gave [0, 0] for
+    an empty x: Paddle's reshape copies no dim of a zero-size input; fuzzer, norm)."""
+    program = parse_program(NORMS_OF_AN_EMPTY_BATCH)
+    x = np.random.default_rng(batch).standard_normal((batch, 3, 1, 4)).astype(np.float32)
+    want = run_reference(program, {"x": x})
+    got = list(cinn_py.compile(program, target="cuda-emu").run({"x": x}).values())
+    shapes = [(batch, 3, 1, 4), (batch, 3), (batch, 3)]
+    assert [g.shape for g in got] == [w.shape for w in want] == shapes
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

@@ -133,7 +133,7 @@ LAYER_NORM_AFTER = """\
     (%19) = "pd_op.multiply" (%15, %18) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<2x1x1xf32>) -> tensor<2x3x4xf32>
     (%20) = "pd_op.reshape" (%1, <<NULL VALUE>>) {shape:[3,4],stop_gradient:[true]} : (tensor<12xf32>, <<NULL TYPE>>) -> tensor<3x4xf32>
     (%2) = "pd_op.multiply" (%19, %20) {stop_gradient:[true]} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
-    (%3) = "pd_op.reshape" (%7, <<NULL VALUE>>) {shape:[0],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
+    (%3) = "pd_op.squeeze" (%7, <<NULL VALUE>>) {axis:[1,2],stop_gradient:[true]} : (tensor<2x1x1xf32>, <<NULL TYPE>>) -> tensor<2xf32>
 }
 """  # noqa: E501
 
