@@ -33,7 +33,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource
 from cinn_py.driver.aligned_variants import AlignedVariant
@@ -96,17 +95,7 @@ class ScheduleCache:
         self.max_entries = max_entries
         self.stats = ScheduleCacheStats()
 
-    def get(self, *args: Any, **kwargs: Any) -> object:
-        """`_get` under the cache's lock (see there)."""
-        with self._lock:
-            return self._get(*args, **kwargs)
-
-    def rendered(self, *args: Any, **kwargs: Any) -> CudaSource:
-        """`_rendered` under the cache's lock (see there)."""
-        with self._lock:
-            return self._rendered(*args, **kwargs)
-
-    def _get(
+    def get(
         self,
         kind: str,
         func: LoweredFunc,
@@ -119,7 +108,35 @@ class ScheduleCache:
         hold at `values` (renamed from the names it was made for to `func`'s by
         `rename`), else made now inside `bound_dims(values)` with its guards recorded,
         and kept. `kind` and `key` say what else `make` depends on (the schedule's row
-        pattern, the target)."""
+        pattern, the target). Under the cache's lock."""
+        with self._lock:
+            return self._get(kind, func, key, values, make, rename)
+
+    def rendered(
+        self,
+        funcs: Sequence[LoweredFunc],
+        key: Hashable,
+        values: Mapping[str, int],
+        make: Callable[[], CudaSource],
+    ) -> CudaSource:
+        """The translation unit `make()` renders of the scheduled functions `funcs` at
+        the dims `values`: a kept one where they are the very functions a kept unit was
+        rendered from (all of a compile's schedules came from this cache) and its guards
+        hold (codegen's in-place proofs read the dims), else rendered now and kept.
+        `key`: what else the unit depends on (the target, the unit size). Under the
+        cache's lock."""
+        with self._lock:
+            return self._rendered(funcs, key, values, make)
+
+    def _get(
+        self,
+        kind: str,
+        func: LoweredFunc,
+        key: Hashable,
+        values: Mapping[str, int],
+        make: Callable[[], object],
+        rename: Callable[[object, tuple[str, ...], tuple[str, ...]], object | None],
+    ) -> object:
         canonical, names = canonical_form(func)
         full_key = (kind, canonical, key)
         for entry in self._entries.get(full_key, ()):
@@ -152,11 +169,6 @@ class ScheduleCache:
         values: Mapping[str, int],
         make: Callable[[], CudaSource],
     ) -> CudaSource:
-        """The translation unit `make()` renders of the scheduled functions `funcs` at
-        the dims `values`: a kept one where they are the very functions a kept unit was
-        rendered from (all of a compile's schedules came from this cache) and its guards
-        hold (codegen's in-place proofs read the dims), else rendered now and kept.
-        `key`: what else the unit depends on (the target, the unit size)."""
         full_key = ("render", tuple(id(f) for f in funcs), key)
         for entry in self._entries.get(full_key, ()):
             if entry.guards.holds(values):
