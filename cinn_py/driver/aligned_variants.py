@@ -33,8 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cinn_py.errors import CinnError
-from cinn_py.ir import dim_guards
-from cinn_py.ir.dim_values import bound_dims, concrete, current
+from cinn_py.ir.dim_values import bound_derived, concrete, current
 from cinn_py.ir.expr import Buffer, Div, IntImm, Mul, Var
 from cinn_py.ir.group_schedule.auto_schedule import auto_schedule
 from cinn_py.ir.group_schedule.finish import ScheduleResult
@@ -121,7 +120,7 @@ def aligned_variant(
 
     full = _full_shaped(lowered, pattern)
     try:
-        with bound_dims(aligned_dims(values)), dim_guards.derived(aligned_dims):
+        with bound_derived(aligned_dims):
             scheduled = auto_schedule(variant, target, _aligned_pattern(variant, pattern, full))
             if str(scheduled.trace) == str(scalar.trace):
                 return None  # no vectors found: the scalar kernel does as well

@@ -26,13 +26,13 @@ and buffer names); `max_entries` bounds it, oldest key dropped first.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cinn_py.backends.codegen_cuda import CudaSource
 from cinn_py.driver.aligned_variants import AlignedVariant
@@ -110,7 +110,26 @@ class ScheduleCache:
         and kept. `kind` and `key` say what else `make` depends on (the schedule's row
         pattern, the target). Under the cache's lock."""
         with self._lock:
-            return self._get(kind, func, key, values, make, rename)
+            canonical, names = canonical_form(func)
+            full_key = (kind, canonical, key)
+            entry = self._find(full_key, values)
+            if entry is not None:
+                found = (
+                    entry.result
+                    if entry.names == names
+                    else rename(entry.result, entry.names, names)
+                )
+                if found is not None or entry.result is None:  # else not one-to-one: make it
+                    found = _relaunched(found, entry.launch, values)
+                    self.stats.hits += 1
+                    if verify_requested():
+                        _verify(kind, func, found, values, make)
+                    return found
+            guards, made = _recorded(values, make)
+            result, launch = _launch_trees(made)
+            self.stats.misses += 1
+            self._keep(full_key, _Entry(guards, result, names, launch))
+            return result
 
     def rendered(
         self,
@@ -126,56 +145,12 @@ class ScheduleCache:
         `key`: what else the unit depends on (the target, the unit size). Under the
         cache's lock."""
         with self._lock:
-            return self._rendered(funcs, key, values, make)
-
-    def _get(
-        self,
-        kind: str,
-        func: LoweredFunc,
-        key: Hashable,
-        values: Mapping[str, int],
-        make: Callable[[], object],
-        rename: Callable[[object, tuple[str, ...], tuple[str, ...]], object | None],
-    ) -> object:
-        canonical, names = canonical_form(func)
-        full_key = (kind, canonical, key)
-        for entry in self._entries.get(full_key, ()):
-            if entry.guards.holds(values):
-                found = (
-                    entry.result
-                    if entry.names == names
-                    else rename(entry.result, entry.names, names)
-                )
-                if found is None and entry.result is not None:
-                    break  # the renaming is not one-to-one: make it
-                found = _relaunched(found, entry.launch, values)
-                self._entries.move_to_end(full_key)
-                self.stats.hits += 1
-                if verify_requested():
-                    _verify(kind, func, found, values, make)
-                return found
-        with bound_dims(values), dim_guards.recording() as guards:
-            result, launch = _launch_trees(make())
-        self.stats.misses += 1
-        self._entries.setdefault(full_key, []).append(_Entry(guards, result, names, launch))
-        self._count += 1
-        self._bound()
-        return result
-
-    def _rendered(
-        self,
-        funcs: Sequence[LoweredFunc],
-        key: Hashable,
-        values: Mapping[str, int],
-        make: Callable[[], CudaSource],
-    ) -> CudaSource:
-        full_key = ("render", tuple(id(f) for f in funcs), key)
-        for entry in self._entries.get(full_key, ()):
-            if entry.guards.holds(values):
-                self._entries.move_to_end(full_key)
-                self.stats.sources_reused += 1
+            full_key = ("render", tuple(id(f) for f in funcs), key)
+            entry = self._find(full_key, values)
+            if entry is not None:
                 found = entry.result
                 assert isinstance(found, CudaSource)
+                self.stats.sources_reused += 1
                 if verify_requested():
                     with bound_dims(values):
                         fresh = make()
@@ -185,20 +160,35 @@ class ScheduleCache:
                             f"the one rendered at {dict(values)}"
                         )
                 return found
-        with bound_dims(values), dim_guards.recording() as guards:
-            result = make()
-        self.stats.sources_rendered += 1
-        # the entry holds the functions, so that their ids stay theirs
-        entry = _Entry(guards, result, (), {}, tuple(funcs))
+            guards, result = _recorded(values, make)
+            self.stats.sources_rendered += 1
+            # the entry holds the functions, so that their ids stay theirs
+            self._keep(full_key, _Entry(guards, result, (), {}, tuple(funcs)))
+            return result
+
+    def _find(self, full_key: Hashable, values: Mapping[str, int]) -> _Entry | None:
+        """The first entry of `full_key` whose guards hold at `values` (made the most
+        recent key)."""
+        for entry in self._entries.get(full_key, ()):
+            if entry.guards.holds(values):
+                self._entries.move_to_end(full_key)
+                return entry
+        return None
+
+    def _keep(self, full_key: Hashable, entry: _Entry) -> None:
         self._entries.setdefault(full_key, []).append(entry)
         self._count += 1
-        self._bound()
-        return result
-
-    def _bound(self) -> None:
         while self._count > self.max_entries:
             _, dropped = self._entries.popitem(last=False)
             self._count -= len(dropped)
+
+
+def _recorded(
+    values: Mapping[str, int], make: Callable[[], object]
+) -> tuple[dim_guards.GuardLog, Any]:
+    """`make()` at the dims `values`, and the checks of what it decided by them."""
+    with bound_dims(values), dim_guards.recording() as guards:
+        return guards, make()
 
 
 def _source_print(source: CudaSource) -> tuple:
@@ -326,6 +316,5 @@ def guarded_pattern(group: Group, dims: SymbolicDims) -> tuple[RowPattern | None
                 return pattern, numbers
             guarded.append(dim_guards.GuardedInt(dim_guards.Leaf(expr, None), number))
             key.append(structural_key(expr))
-    made = copy.copy(pattern)
-    object.__setattr__(made, "shape", tuple(guarded))  # a frozen dataclass: its checks
-    return made, ("dims", tuple(key), pattern.axes)  # would make the numbers plain
+    made = dataclasses.replace(pattern, shape=tuple(guarded))  # RowPattern keeps them
+    return made, ("dims", tuple(key), pattern.axes)

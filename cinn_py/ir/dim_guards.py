@@ -64,14 +64,8 @@ class GuardLog:
 
     def __init__(self) -> None:
         self.checks: list[Check] = []
-        self._seen: set[Any] = set()
 
-    def add(self, check: Check, key: Any = None) -> None:
-        """Records `check` (once per `key`, when one is given)."""
-        if key is not None:
-            if key in self._seen:
-                return
-            self._seen.add(key)
+    def add(self, check: Check) -> None:
         self.checks.append(check)
 
     def holds(self, values: Values) -> bool:
@@ -124,11 +118,11 @@ def active() -> bool:
     return _LOG.get() is not None
 
 
-def record(check: Check, key: Any = None) -> None:
+def record(check: Check) -> None:
     """Adds `check` to the log being recorded (nothing outside `recording`)."""
     log = _LOG.get()
     if log is not None:
-        log.add(check, key)
+        log.add(check)
 
 
 def current_derive() -> Callable[[Values], Values] | None:
@@ -200,17 +194,30 @@ class Compare(Check):
         return f"Compare({self.left!r} {self.op} {self.right!r} is {self.outcome})"
 
 
+def _arithmetic(op: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A GuardedInt's `op` and its reflected twin (`__add__`, `__radd__`)."""
+    return (
+        lambda self, other: self._binary(op, other),
+        lambda self, other: self._binary(op, other, True),
+    )
+
+
+def _comparison(op: str) -> Callable[..., Any]:
+    return lambda self, other: self._compare(op, other)
+
+
 class GuardedInt:
     """An int read from the dims being compiled, which records what is decided by it
     (see the module doc). Not an int subclass on purpose: C code reads an int's value
     without asking it, so an escape would go unrecorded."""
 
-    __slots__ = ("tree", "value")
+    __slots__ = ("tree", "value", "_exact_in")
     dim_guarded = True
     """The mark `ir.expr.as_int` knows one by (expr cannot import this module)."""
 
     def __init__(self, tree: Tree, value: int) -> None:
         self.tree, self.value = tree, value
+        self._exact_in: GuardLog | None = None  # the log its exact check is in
 
     # -- arithmetic: more GuardedInts
     def _binary(self, op: str, other: Any, swapped: bool = False) -> GuardedInt:
@@ -220,45 +227,16 @@ class GuardedInt:
             tree, value = other, other
         else:
             raise UnrecordedRead(f"{op} of a dim-read number and {type(other).__name__}")
-        a, b = (
-            ((tree, value), (self.tree, self.value))
-            if swapped
-            else (
-                (self.tree, self.value),
-                (tree, value),
-            )
-        )
+        a, b = (tree, value), (self.tree, self.value)
+        if not swapped:
+            a, b = b, a
         return GuardedInt((op, a[0], b[0]), _BINARY[op](a[1], b[1]))
 
-    def __add__(self, other: Any) -> GuardedInt:
-        return self._binary("+", other)
-
-    def __radd__(self, other: Any) -> GuardedInt:
-        return self._binary("+", other, True)
-
-    def __sub__(self, other: Any) -> GuardedInt:
-        return self._binary("-", other)
-
-    def __rsub__(self, other: Any) -> GuardedInt:
-        return self._binary("-", other, True)
-
-    def __mul__(self, other: Any) -> GuardedInt:
-        return self._binary("*", other)
-
-    def __rmul__(self, other: Any) -> GuardedInt:
-        return self._binary("*", other, True)
-
-    def __floordiv__(self, other: Any) -> GuardedInt:
-        return self._binary("//", other)
-
-    def __rfloordiv__(self, other: Any) -> GuardedInt:
-        return self._binary("//", other, True)
-
-    def __mod__(self, other: Any) -> GuardedInt:
-        return self._binary("%", other)
-
-    def __rmod__(self, other: Any) -> GuardedInt:
-        return self._binary("%", other, True)
+    __add__, __radd__ = _arithmetic("+")
+    __sub__, __rsub__ = _arithmetic("-")
+    __mul__, __rmul__ = _arithmetic("*")
+    __floordiv__, __rfloordiv__ = _arithmetic("//")
+    __mod__, __rmod__ = _arithmetic("%")
 
     def __neg__(self) -> GuardedInt:
         return GuardedInt(("neg", self.tree), -self.value)
@@ -299,23 +277,12 @@ class GuardedInt:
         record(Compare(op, self.tree, tree, outcome))
         return outcome
 
-    def __lt__(self, other: Any) -> bool:
-        return self._compare("<", other)
-
-    def __le__(self, other: Any) -> bool:
-        return self._compare("<=", other)
-
-    def __gt__(self, other: Any) -> bool:
-        return self._compare(">", other)
-
-    def __ge__(self, other: Any) -> bool:
-        return self._compare(">=", other)
-
-    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
-        return self._compare("==", other)
-
-    def __ne__(self, other: Any) -> bool:  # type: ignore[override]
-        return self._compare("!=", other)
+    __lt__ = _comparison("<")
+    __le__ = _comparison("<=")
+    __gt__ = _comparison(">")
+    __ge__ = _comparison(">=")
+    __eq__ = _comparison("==")  # type: ignore[assignment]
+    __ne__ = _comparison("!=")  # type: ignore[assignment]
 
     def __bool__(self) -> bool:
         return self._compare("!=", 0)
@@ -323,7 +290,10 @@ class GuardedInt:
     # -- the value itself: checked exactly
     def exact(self) -> int:
         """The plain value, recorded as a check that it stays this value."""
-        record(Compare("==", self.tree, self.value, True), key=(id(self), "exact"))
+        log = _LOG.get()
+        if log is not None and log is not self._exact_in:  # once a log
+            log.add(Compare("==", self.tree, self.value, True))
+            self._exact_in = log
         return self.value
 
     def __index__(self) -> int:

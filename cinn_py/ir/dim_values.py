@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from cinn_py.ir import dim_guards
 from cinn_py.ir.evaluate import evaluate
@@ -33,6 +33,15 @@ def bound_dims(values: Mapping[str, int] | None) -> Iterator[None]:
         yield
     finally:
         _VALUES.reset(token)
+
+
+@contextlib.contextmanager
+def bound_derived(derive: Callable[[Mapping[str, int]], Mapping[str, int]]) -> Iterator[None]:
+    """Binds `derive(the bound dims)` inside the block (an aligned variant is scheduled
+    at its aligned length), and has what is read there checked at `derive(new dims)`
+    (`dim_guards.derived`)."""
+    with bound_dims(derive(current() or {})), dim_guards.derived(derive):
+        yield
 
 
 def concrete(extent: Expr) -> int | None:

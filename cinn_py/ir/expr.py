@@ -503,7 +503,7 @@ class MemoryType(enum.Enum):
 
 
 def _shape(node: str, shape: Any) -> tuple[Expr, ...]:
-    items = tuple(IntImm(s) if isinstance(as_int(s), int) else s for s in shape)
+    items = tuple(IntImm(s) if isinstance(s, int) else s for s in map(as_int, shape))
     for i, s in enumerate(_exprs(node, "shape", items)):
         _check_index(node, f"shape[{i}]", s)
     return items

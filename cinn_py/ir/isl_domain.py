@@ -128,27 +128,19 @@ class _Domain:
     ) -> None:
         innermost = {loop.loop_var.name: loop for loop in loops}
         loop_list = [loop for loop in loops if innermost[loop.loop_var.name] is loop]
-        free = _free_vars(
-            [x for loop in loop_list for x in (loop.min, loop.extent)] + [*guards, *exprs],
-            set(innermost),
-        )
+        asked = [x for loop in loop_list for x in (loop.min, loop.extent)] + [*guards, *exprs]
+        free = _free_vars(asked, set(innermost))
         self._pinned = pins
         self.pins_read = False
         """Whether a pinned dim's value was read (then an answer holds at these dims)."""
-        self.reads_dims = bool(_dim_vars(v for v in free))
+        self.reads_dims = any(dim_values.is_dim_name(v.name) for v in free)
         """Whether a dim (`S0`, a kernel's argument) is among the domain's variables."""
         free = [v for v in free if v.name not in self._pinned]
         self._opaque: dict[tuple, str] = {}
         """With the dims free (none pinned): each product of dims (`S0 * S1`) and each
         division by a non-constant (`x / S1`, `x % S1`) in the domain's expressions, by
         structural key, to a dimension of its own (`_opaque_terms`)."""
-        terms = (
-            []
-            if self._pinned
-            else _opaque_terms(
-                [x for loop in loop_list for x in (loop.min, loop.extent)] + [*guards, *exprs]
-            )
-        )
+        terms = [] if self._pinned else _opaque_terms(asked)
         for k, term in enumerate(terms):
             self._opaque[structural_key(term)] = f"__opaque{k}"
         names = [loop.loop_var.name for loop in loop_list] + [v.name for v in free]

@@ -125,7 +125,8 @@ def grid_plan(
     rows * G is under the SM count), CACHED_STEPS vectors a thread, L = steps * T * V,
     G = ceil(cols / L); elsewhere the scalar plan. `cols` overrides the pattern's (the
     bound `walked_cols` gives a row of symbolic length). `bucketed`: the row count is
-    symbolic (`symbolic_rows`), and the plan is made for its bucket (`planned_rows`)."""
+    symbolic (`symbolic_rows`): the plan is made for its bucket (`planned_rows`), which
+    it carries as `rows_bound`."""
     rows = pattern.rows
     cols = pattern.cols if cols is None else cols
     if rows < 1 or cols < 1:
@@ -134,7 +135,7 @@ def grid_plan(
     by_work = min(cols // (MIN_STEPS * threads), target.max_grid_dims[1])
     if by_work < 2:  # decided by the row alone, whatever the row count (`ir.dim_guards`)
         return None
-    fill = _fill(cols, target)
+    fill = target.sm_count * max(1, THREADS_PER_SM // threads) * WAVES
     walked = planned_rows(rows, fill) if bucketed else rows
     chunks = min(-(-fill // walked), by_work)
     if chunks < 2:
@@ -143,15 +144,10 @@ def grid_plan(
     chunks = -(-cols // (steps * threads))
     if chunks < 2:
         return None
-    scalar = GridLaunch(threads=threads, blocks=rows, steps=steps, chunks=chunks)
+    bound = walked if bucketed else None
+    scalar = GridLaunch(threads, rows, steps, chunks, rows_bound=bound)
     vector = _vector_plan(walked, cols, target, lanes)
-    return scalar if vector is None else dataclasses.replace(vector, blocks=rows)
-
-
-def _fill(cols: int, target: TargetInfo) -> int:
-    """The blocks a plan asks for: WAVES of what the GPU holds of the row schedule's
-    threads for the row."""
-    return target.sm_count * max(1, THREADS_PER_SM // threads_for(cols, target)) * WAVES
+    return scalar if vector is None else dataclasses.replace(vector, blocks=rows, rows_bound=bound)
 
 
 def planned_rows(rows: int, fill: int) -> int:
@@ -250,7 +246,7 @@ def schedule_grid(
         loops = sch.get_loops(block)
         if len(loops) > 1:
             fuse_all(sch, loops)
-    bound = planned_rows(pattern.rows, _fill(cols, target)) if bucketed else None
+    bound = launch.rows_bound
     if launch.lanes > 1:  # the partials come walked across threadIdx.x, from registers
         row, chunk = sch.grid_reduce(
             launch.chunk_size, launch.threads, launch.lanes, rows_bound=bound

@@ -48,6 +48,8 @@ class GridLaunch(LaunchConfig):
 
     chunks: int
     lanes: int = 1
+    rows_bound: int | None = None
+    """A symbolic row count's bucket, the rows the workspace holds (`grid_plan`)."""
 
     @property
     def chunk_size(self) -> int:

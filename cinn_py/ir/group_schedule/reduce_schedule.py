@@ -116,8 +116,7 @@ def threads_for(cols: int, target: TargetInfo, lanes: int = 1) -> int:
     vectors = -(-cols // lanes)
     want = max(1, -(-vectors // ELEMENTS_PER_THREAD))
     limit = 1 << (target.max_threads_per_block.bit_length() - 1)
-    threads = pow2_at_least(want, min(limit, 1024))
-    return max(target.warp_size, min(threads, limit, 1024))
+    return max(target.warp_size, pow2_at_least(want, min(limit, 1024)))
 
 
 def lanes_for(func: LoweredFunc, pattern: RowPattern) -> int:
@@ -204,8 +203,7 @@ def symbolic_threads(
     least = threads_for(bucket_floor(bound), target, lanes)
     wanted = -(-bound // (lanes * steps))
     limit = 1 << (target.max_threads_per_block.bit_length() - 1)
-    threads = max(least, pow2_at_least(wanted, min(limit, 1024)))
-    return max(target.warp_size, min(threads, limit, 1024))
+    return max(least, pow2_at_least(wanted, min(limit, 1024)))  # least: a warp or more
 
 
 def _symbolic_warp_rows(
