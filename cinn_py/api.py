@@ -205,6 +205,7 @@ def compile(
     *,
     cuda_graph: bool | None = None,
     max_shapes: int | None = None,
+    fast_math: bool = False,
 ) -> Executable:
     """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
     `default_target()`). A program with static shapes is compiled here; one with -1 dims
@@ -219,7 +220,14 @@ def compile(
     a program with -1 dims stay compiled: each compile holds its scope, arena and CUDA
     graphs, so beyond the bound the least recently run shape is dropped and compiles
     (or loads from the compiled-program cache) again if it comes back. A value below 1
-    is a CinnError, on every target."""
+    is a CinnError, on every target.
+
+    `fast_math=True` trades accuracy for speed: kernels compute float32 exp, log, log2,
+    sin, cos, tan, pow and tanh with CUDA's hardware approximations and divide with
+    `__fdividef` (docs/CODEGEN.md gives their errors; results stay within the
+    tolerances of `cinn_py.tolerances.FAST_MATH`). Off by default: results then match
+    NumPy at the dtype's own tolerance. cuda-emu runs the accurate functions either way;
+    the reference target ignores it."""
     bound = compile_stats.max_shapes(max_shapes)
     chosen = get_target(target or default_target())
     chosen.check_available()
@@ -228,7 +236,7 @@ def compile(
     names = output_names(program, outputs)
     if chosen.compiles:
         runner: ReferenceExecutor | CompiledProgram = CompiledProgram(
-            program, chosen, cuda_graph=cuda_graph, max_shapes=bound
+            program, chosen, cuda_graph=cuda_graph, max_shapes=bound, fast_math=fast_math
         )
     else:
         runner = ReferenceExecutor(program)

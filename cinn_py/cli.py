@@ -3,11 +3,12 @@
     cinn-py print     PROGRAM
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
                               [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
-                              [--profile] [--seed N] [--no-cache] [-v]
+                              [--profile] [--seed N] [--fast-math] [--no-cache] [-v]
     cinn-py groups    PROGRAM [--dot FILE] [--explain] [--symbolic] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
-    cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--shape NAME=2x3 ...] [--target T]
-    cinn-py perf      PROGRAM [--json] [--arch sm_90] [--shape NAME=2x3 ...]
+    cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--fast-math] [--shape NAME=2x3 ...]
+                              [--target T]
+    cinn-py perf      PROGRAM [--json] [--fast-math] [--arch sm_90] [--shape NAME=2x3 ...]
     cinn-py cache     info|clear [--kind KIND]
     cinn-py --version
 
@@ -98,8 +99,12 @@ from cinn_py.pir.types import DenseTensorType
 from cinn_py.runtime.feeds import feed_types, parameter_types
 from cinn_py.runtime.runtime_program import RuntimeProgram
 from cinn_py.targets import COMPILED_TARGETS, REFERENCE, TARGETS, default_target
-from cinn_py.tolerances import compare
+from cinn_py.tolerances import FAST_MATH, compare
 
+FAST_MATH_HELP = (
+    "compute float32 exp, log, sin, cos, tan, pow, tanh and division with CUDA's fast "
+    "approximations (--check then uses the fast-math tolerances)"
+)
 DYNAMIC_DIM_SIZE = 4
 """The size a -1 dim gets in generated feeds when no --feeds file is given."""
 
@@ -176,6 +181,7 @@ def _make_parser() -> argparse.ArgumentParser:
         help="run once more, timing each kernel and library op (with its launch)",
     )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
+    run.add_argument("--fast-math", action="store_true", help=FAST_MATH_HELP)
     run.add_argument(
         "--no-cuda-graph",
         dest="cuda_graph",
@@ -229,6 +235,7 @@ def _make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print the runtime header the kernels use, after them",
     )
+    dump.add_argument("--fast-math", action="store_true", help=FAST_MATH_HELP)
     _add_compile_options(dump)
     dump.set_defaults(handler=_cmd_dump_cuda)
 
@@ -238,6 +245,7 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     perf.add_argument("program", help="program text, model.json, its folder or prefix")
     perf.add_argument("--json", action="store_true", help="print every figure as JSON")
+    perf.add_argument("--fast-math", action="store_true", help=FAST_MATH_HELP)
     perf.add_argument(
         "--arch", default=perf_report.DEFAULT_ARCH, help="the GPU arch NVRTC builds for"
     )
@@ -317,7 +325,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     status = 0
     if args.check:
         expected = api.compile(program, REFERENCE.name).run(feeds, params, args.fetch)
-        status = _report_check(outputs, expected, exe.target, dtypes)
+        status = _report_check(outputs, expected, exe.target, dtypes, args.fast_math)
     print(status_line(summary), file=sys.stderr)
     return status
 
@@ -347,7 +355,12 @@ def _compile_and_run(
     counts = cache.stats.snapshot()
     with program_cache.bypassed(args.no_cache), compile_progress(sys.stderr):
         start = time.perf_counter()
-        exe = api.compile(program, summary.target, cuda_graph=getattr(args, "cuda_graph", None))
+        exe = api.compile(
+            program,
+            summary.target,
+            cuda_graph=getattr(args, "cuda_graph", None),
+            fast_math=getattr(args, "fast_math", False),
+        )
         summary.compile_s = time.perf_counter() - start
         before = _runtime(exe)
         start = time.perf_counter()
@@ -413,11 +426,13 @@ def _report_check(
     expected: Mapping[str, np.ndarray],
     target: str,
     dtypes: Mapping[str, DataType | None],
+    fast_math: bool = False,
 ) -> int:
     failed = 0
     for name, want in expected.items():
         bfloat16 = "bfloat16" if dtypes.get(name) is DataType.BFLOAT16 else None
-        result = compare(outputs[name], want, bfloat16)
+        override = FAST_MATH.get(np.asarray(want).dtype.name) if fast_math else None
+        result = compare(outputs[name], want, bfloat16, None if bfloat16 else override)
         failed += not result.ok
         print(check_line(name, target, result))
     return 1 if failed else 0
@@ -515,7 +530,7 @@ def _cmd_dump_cuda(args: argparse.Namespace) -> int:
         os.makedirs(args.out_dir, exist_ok=True)
         for kernel in stages.fused:
             path = os.path.join(args.out_dir, f"{kernel.group.name}.cu")
-            own = group_source(kernel, compiler.target)
+            own = group_source(kernel, compiler.target, compiler.fast_math)
             (info,) = own.kernels
             heading = group_heading(
                 kernel.group,
@@ -582,7 +597,12 @@ def _variant_note(kernel: FusedKernel, scheduled: ScheduleResult) -> str:
 
 def _compiler(program: Program, args: argparse.Namespace) -> PIRCompiler:
     target = args.target or api.default_target()
-    return PIRCompiler(program, target, feed_shapes=_feed_shapes(program, args.shape))
+    return PIRCompiler(
+        program,
+        target,
+        feed_shapes=_feed_shapes(program, args.shape),
+        fast_math=getattr(args, "fast_math", False),
+    )
 
 
 def _renumbered(program: Program, stages: Stages) -> dict[int, str]:
@@ -656,6 +676,7 @@ def _cmd_perf(args: argparse.Namespace) -> int:
         arch=args.arch,
         feed_shapes=_feed_shapes(program, args.shape),
         label=args.program,
+        fast_math=args.fast_math,
     )
     sys.stdout.write(perf_report.dumps(report) if args.json else perf_report.report_text(report))
     return 0

@@ -224,8 +224,8 @@ def test_ir_lowered_prints_each_fused_groups_function_under_its_heading(capsys):
 def test_ir_scheduled_adds_the_schedule_trace(capsys):
     code, out, _ = run_cli(capsys, "ir", BY_HAND, "--stage", "scheduled", "--target", "cuda-emu")
     assert code == 0
-    # the row cache, max, sum, normalize: one row each
-    assert out.count("thread_bind[blockIdx.x] for") == 4
+    # the row cache, max, exp (computed once, into registers), sum, normalize: a row each
+    assert out.count("thread_bind[blockIdx.x] for") == 5
     assert "\n// cache_read(buffer=var_0, memory_type=local, axes=[1], threads=32, " in out
     assert "\n// fuse(loops=[i_0, i_1]) -> i_0_i_1_fused\n" in out
     assert (
@@ -269,7 +269,7 @@ def test_dump_cuda_prints_the_one_translation_unit(capsys):
         "// group_1 (fused): pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full, "
         "pd_op.add, pd_op.full, pd_op.multiply, pd_op.multiply",
         "// group_3 (fused): pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum, "
-        "pd_op.exp, pd_op.sum, pd_op.divide",
+        "pd_op.exp, pd_op.sum, pd_op.full, pd_op.divide, pd_op.multiply",
     ]
     assert out.count("__global__") == 2 and out.endswith("}\n")
     assert out.index("fn_group_1(") < out.index("fn_group_3(")
@@ -458,13 +458,13 @@ def test_one_value_has_one_id_in_run_groups_ir_and_dump_cuda(capsys):
 
 
 def test_a_decomposed_output_keeps_its_number_everywhere(capsys):
-    """softmax.pir's %1 is decomposed; the divide that computes it takes its number, so
-    %1 is var_1 in run, groups, ir and dump-cuda."""
+    """softmax.pir's %1 is decomposed; the multiply that computes it takes its number,
+    so %1 is var_1 in run, groups, ir and dump-cuda."""
     code, out, _ = run_cli(capsys, "run", SOFTMAX, "--target", "cuda-emu")
     assert out.startswith("%1: float32[64, 128] ")
     assert out.endswith(" [var_1]\n")
     code, out, err = run_cli(capsys, "groups", SOFTMAX)
-    assert '(%1) = "pd_op.divide"' in out
+    assert '(%1) = "pd_op.multiply"' in out
     assert "note" not in err
     for argv in (["ir", SOFTMAX, "--stage", "lowered"], ["dump-cuda", SOFTMAX]):
         code, out, _ = run_cli(capsys, *argv)

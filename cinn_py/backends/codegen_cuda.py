@@ -109,6 +109,23 @@ def runtime_header() -> str:
     return RUNTIME_HEADER.read_text()
 
 
+FAST_MATH: dict[str, tuple[str, int]] = {
+    "exp": ("__expf", 1),
+    "log": ("__logf", 1),
+    "log2": ("__log2f", 1),
+    "sin": ("__sinf", 1),
+    "cos": ("__cosf", 1),
+    "tan": ("__tanf", 1),
+    "pow": ("__powf", 2),
+    "tanh": ("cinn_tanh_approx", 1),
+}
+"""Float32 intrinsic -> (its fast approximation, arity), with `fast_math` (float32
+division is `__fdividef` then): CUDA's `__expf` family (MUFU: 2 ulp plus an error that
+grows with the argument, `__expf(x)` about |x| * 2**-22 relative), `tanh.approx.f32`
+(about 2**-11 relative, sm_75+) through the runtime header. Accurate forms otherwise;
+cuda-emu runs the accurate ones for both (`cinn_emu_math.h`)."""
+
+
 class CudaRenderer(CRenderer):
     """The body of one kernel; `launch` holds the extent of each bound axis."""
 
@@ -137,9 +154,19 @@ class CudaRenderer(CRenderer):
         "cinn_arg_min",
         "cinn_block_arg_reduce",
         "cinn_block_arg_reduce_y",
+        # the runtime header's NaN-keeping float max / min
+        "cinn_max_nan",
+        "cinn_min_nan",
+        "cinn_tanh_approx",
     }
 
-    def __init__(self, func: s.LoweredFunc, names: CNames, launch: dict[s.BindInfo, int]) -> None:
+    def __init__(
+        self,
+        func: s.LoweredFunc,
+        names: CNames,
+        launch: dict[s.BindInfo, int],
+        fast_math: bool = False,
+    ) -> None:
         super().__init__(func, names)
         self.launch = launch
         self._lane_stores: dict[int, str] = {}
@@ -149,6 +176,12 @@ class CudaRenderer(CRenderer):
         """IR names of the loop vars bound to a threadIdx axis, in scope."""
         self._lane_vars: set[str] = set()
         """Those bound to threadIdx.x: the lanes of a warp when a block is 32 wide."""
+        self.fast_math = fast_math
+        """Float32 exp, log, sin, cos, tan, pow, tanh and division by CUDA's fast
+        approximations (`FAST_MATH`; `cinn_py.compile(..., fast_math=True)`)."""
+        self._iter_values: dict[str, e.Expr] = {}
+        """The iter values of the blocks being rendered, by iter var name: what a store's
+        indices read through them (`_one_lane_stores`)."""
         self._thread_branches = 0
         """How many enclosing branches depend on the thread index (a cross-thread Reduce
         there would leave threads out of its barriers)."""
@@ -197,6 +230,8 @@ class CudaRenderer(CRenderer):
 
     def binary(self, node: e.BinaryOp) -> str:
         dtype = node.a.dtype
+        if self.fast_math and isinstance(node, e.Div) and dtype is DataType.FLOAT32:
+            return f"__fdividef({self.expr(node.a)}, {self.expr(node.b)})"
         if dtype not in _HALVES:
             return super().binary(node)
         a, b = self.float_text(node.a), self.float_text(node.b)
@@ -211,6 +246,23 @@ class CudaRenderer(CRenderer):
         return f"{_HALVES[dtype][1]}({self.min_max[type(node)]}({a}, {b}))"
 
     visit_Max = visit_Min
+
+    def math_function(self, node: e.Call) -> str:
+        """The accurate function, or with `fast_math` its float32 approximation."""
+        if self.fast_math and node.dtype is DataType.FLOAT32:
+            fast = FAST_MATH.get(node.name)
+            if fast is not None and len(node.args) == fast[1]:
+                return fast[0]
+        return super().math_function(node)
+
+    def combine(self, node: e.Reduce, acc: str, value: str) -> str:
+        """A float32 max / min folds with the runtime's `cinn_max_nan` / `cinn_min_nan`
+        (one `max.NaN.f32` on sm_80+, NumPy's NaN-keeping max); the rest as in C."""
+        kind = node.reduce_type
+        if node.dtype is DataType.FLOAT32 and kind in (e.ReduceType.MAX, e.ReduceType.MIN):
+            helper = "cinn_max_nan" if kind is e.ReduceType.MAX else "cinn_min_nan"
+            return f"{helper}({acc}, {value})"
+        return super().combine(node, acc, value)
 
     def visit_Call(self, node: e.Call) -> str:
         if not any(x.dtype in _HALVES for x in (node, *node.args)):
@@ -614,10 +666,46 @@ class CudaRenderer(CRenderer):
 
     def visit_Store(self, node: s.Store) -> None:
         target = self._lane_stores.get(id(node))
-        if target is None:
-            super().visit_Store(node)
-        else:
+        if target is not None:
             self.store(target, node.value)
+        elif self._one_lane_stores(node):
+            outer = dict(self.accumulators)
+            self.hoist_reductions(node.value)
+            with self.braced("if (threadIdx.x == 0)"):
+                self.line(f"{self.access(node)} = {self.value(node.value)};")
+            self.accumulators = outer
+        else:
+            super().visit_Store(node)
+
+    def _one_lane_stores(self, node: s.Store) -> bool:
+        """Whether `node` stores a combine across threadIdx.x into global memory at an
+        address no threadIdx.x reaches (a grid reduction's partial, its total): every
+        thread of the row holds the same total and would store it to the same place, so
+        thread x 0 alone does. (A register temp is each thread's own: all store it.)"""
+        value = node.value
+        if not isinstance(value, e.Reduce) or value.thread_axis != s.BindInfo.THREAD_X.value:
+            return False
+        if getattr(node.tensor, "memory_type", None) is not e.MemoryType.GLOBAL:
+            return False
+        names: set[str] = set()
+        pending = [*node.indices]
+        while pending:
+            for name in _var_names(pending.pop()):
+                if name in names:
+                    continue
+                names.add(name)
+                if name in self._iter_values:
+                    pending.append(self._iter_values[name])
+        return not names & self._lane_vars
+
+    def realize_body(self, node: s.ScheduleBlockRealize) -> None:
+        outer = dict(self._iter_values)
+        for var, value in zip(node.schedule_block.iter_vars, node.iter_values, strict=True):
+            self._iter_values[var.name] = value
+        try:
+            super().realize_body(node)
+        finally:
+            self._iter_values = outer
 
     def _arg_dtype(self, buffer: str) -> DataType:
         for arg in self.func.args:
@@ -768,7 +856,11 @@ class _LaunchDims(Visitor):
 
 
 def _render_kernel(
-    func: s.LoweredFunc, name: str, reserved: set[str], prove_in_place: bool = True
+    func: s.LoweredFunc,
+    name: str,
+    reserved: set[str],
+    prove_in_place: bool = True,
+    fast_math: bool = False,
 ) -> tuple[str, KernelInfo, set[DataType]]:
     """The kernel's text, its launch, and the dtypes it uses."""
     found = _LaunchDims(func)
@@ -789,7 +881,7 @@ def _render_kernel(
                 f"than CUDA's {limit}"
             )
     names = CNames(reserved)
-    renderer = CudaRenderer(func, names, dims)
+    renderer = CudaRenderer(func, names, dims, fast_math)
     in_place = tuple(in_place_pairs(func)) if prove_in_place else ()
     aliased = {name for pair in in_place for name in pair}
     params = []
@@ -834,7 +926,11 @@ def _render_kernel(
 
 
 def generate_cuda(
-    funcs: Sequence[s.LoweredFunc], unit_size: int | None = None, *, prove_in_place: bool = True
+    funcs: Sequence[s.LoweredFunc],
+    unit_size: int | None = None,
+    *,
+    prove_in_place: bool = True,
+    fast_math: bool = False,
 ) -> CudaSource:
     """One CUDA source holding a kernel per function, and how to launch each.
 
@@ -843,11 +939,12 @@ def generate_cuda(
     rendered once) split in order into self-contained sources of at most `unit_size`
     kernels, which compile independently. `prove_in_place=False` skips the in-place
     proof (`ir.in_place`; every parameter `__restrict__`): a render that only checks
-    that the functions render."""
+    that the functions render. `fast_math`: float32 transcendentals and division by
+    CUDA's approximations (`FAST_MATH`)."""
     reserved = set(CudaRenderer.reserved)
     kernel_names = [c_identifier(func.name, reserved) for func in funcs]
     rendered = [
-        _render_kernel(func, name, reserved, prove_in_place)
+        _render_kernel(func, name, reserved, prove_in_place, fast_math)
         for func, name in zip(funcs, kernel_names, strict=True)
     ]
     units: tuple[CudaSource, ...] = ()

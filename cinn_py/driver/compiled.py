@@ -108,7 +108,11 @@ class CompiledProgram:
         *,
         cuda_graph: bool | None = None,
         max_shapes: int | None = None,
+        fast_math: bool = False,
     ) -> None:
+        self.fast_math = fast_math
+        """Whether kernels compute float32 transcendentals and division with CUDA's
+        approximations (`codegen_cuda.FAST_MATH`)."""
         self.max_shapes = compile_stats.max_shapes(max_shapes)
         """How many feed signatures stay compiled (each holds a scope, its arena and, on
         `cuda`, CUDA graphs): beyond it the least recently run one is dropped
@@ -257,6 +261,7 @@ class CompiledProgram:
             Scope(self.target, arena_pool=self.arena_pool),
             feed_shapes=dict(signature),
             feed_values=dict(fed),
+            fast_math=self.fast_math,
         )
         compiler.schedule_cache = self.schedule_cache
         hits, misses = _kernel_counts()

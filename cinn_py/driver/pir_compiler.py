@@ -182,7 +182,9 @@ class PIRCompiler:
     """Compiles `program` for `target` (a compiled Target, or its name: "cuda" or
     "cuda-emu") into a RuntimeProgram over
     `scope` (a new one when None). `feed_shapes` resolves -1 dims; `arch` overrides the
-    GPU arch NVRTC builds for; `feed_values` compiles those feeds in as constants."""
+    GPU arch NVRTC builds for; `feed_values` compiles those feeds in as constants;
+    `fast_math` renders float32 transcendentals and division with CUDA's
+    approximations (`codegen_cuda.FAST_MATH`)."""
 
     def __init__(
         self,
@@ -194,8 +196,10 @@ class PIRCompiler:
         feed_values: Mapping[str, Any] | None = None,
         arch: str | None = None,
         symbolic: bool | None = None,
+        fast_math: bool = False,
     ) -> None:
         self.program = program
+        self.fast_math = fast_math
         self.target = compiled_target(target)
         self.scope = scope
         self.feed_shapes = dict(feed_shapes or {})
@@ -301,7 +305,8 @@ class PIRCompiler:
         if self._dump.enabled:
             for kernel in result.fused:
                 self._dump.write(
-                    f"{kernel.group.name}.cu", group_source(kernel, self.target).source
+                    f"{kernel.group.name}.cu",
+                    group_source(kernel, self.target, self.fast_math).source,
                 )
         return result
 
@@ -358,12 +363,12 @@ class PIRCompiler:
         rendered from these very functions (a new shape of a bucket already compiled)."""
         unit_size = compile_pool.UNIT_SIZE
         if self.schedule_cache is None or self.symbolic_dims is None:
-            return self.target.render(funcs, unit_size)
+            return self.target.render(funcs, unit_size, self.fast_math)
         return self.schedule_cache.rendered(
             funcs,
-            (self.target.name, unit_size),
+            (self.target.name, unit_size, self.fast_math),
             self.symbolic_dims.by_name,
-            lambda: self.target.render(funcs, unit_size),
+            lambda: self.target.render(funcs, unit_size, self.fast_math),
         )
 
     def _settle_symbolic(
@@ -535,7 +540,7 @@ class PIRCompiler:
         compiles alone. The groups' sources compile side by side (`compile_pool`)."""
 
         def attempt(kernel: FusedKernel) -> CompileError | None:
-            source = group_source(kernel, self.target).source
+            source = group_source(kernel, self.target, self.fast_math).source
             try:
                 self.target.compile(source, f"{kernel.group.name}.cu", arch)
             except CompileError as own:
@@ -635,9 +640,9 @@ def describe_sharing(fused: Sequence[FusedKernel]) -> str:
     return "".join(f"{k.group.name} launches {kernel_name(k.kernel.group)}\n" for k in fused)
 
 
-def group_source(kernel: FusedKernel, target: str | Target) -> CudaSource:
+def group_source(kernel: FusedKernel, target: str | Target, fast_math: bool = False) -> CudaSource:
     """A self-contained source of one group's kernel (dumps, `cinn-py dump-cuda -o`)."""
-    return compiled_target(target).render([kernel.scheduled.func])
+    return compiled_target(target).render([kernel.scheduled.func], fast_math=fast_math)
 
 
 def _kernel_step(

@@ -32,8 +32,9 @@ The key (`program_key`) is a SHA-256 over explicit parts: the entry format, cinn
 version and a digest of its own source files (a changed pass or schedule never meets an
 old entry), the target and its `TargetInfo` (arch, SM count: the schedule depends on
 them), the arch asked for, the program's printed text, its pinned outputs and renumbered
-values, the feed shapes, the values of the feeds compiled in as constants, and whether
--1 dims become kernel arguments (`CINN_PY_SPECIALIZE`).
+values, the feed shapes, the values of the feeds compiled in as constants, whether
+-1 dims become kernel arguments (`CINN_PY_SPECIALIZE`) and whether kernels use fast
+math (`fast_math`).
 
 Entries live in `<cache folder>/program/<key>.json` (the kernel cache's folder, one
 rule: `backends.cache.cache_dir`), sealed and written atomically as the kernel cache's
@@ -207,7 +208,14 @@ def program_key(compiler: PIRCompiler) -> str:
         compiler.arch or "",
         print_program(program),
         json.dumps({"outputs": outputs, "renumbered": renumbered}),
-        json.dumps({"shapes": shapes, "values": fed, "symbolic": compiler.symbolic}),
+        json.dumps(
+            {
+                "shapes": shapes,
+                "values": fed,
+                "symbolic": compiler.symbolic,
+                "fast_math": compiler.fast_math,
+            }
+        ),
     )
 
 

@@ -206,6 +206,12 @@ class BufferRange(IrNode):
         self._init(buffer=buffer, ranges=items)
 
 
+COMPUTED_ONCE = "computed_once"
+"""A ScheduleBlock attribute: the block stores a value lowering keeps once for several
+readers (softmax's exp, `hlir.op_lowering.lower`), which a schedule keeps in registers
+or inlines back (`ir.group_schedule.distribute.computed_temps`)."""
+
+
 class ScheduleBlock(Stmt):
     """A unit of computation with its own iteration variables, the root of scheduling."""
 

@@ -472,7 +472,9 @@ def _decompose_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
         return None
     _, shifted, axes = parts
     e = emit.op("pd_op.exp", shifted)
-    out = emit.op("pd_op.divide", e, emit.sum(e, axes))
+    # e * (1 / sum): one division a row, not one an element (at most an ulp more error)
+    scale = emit.op("pd_op.divide", emit.const(1.0, dtype_of(e)), emit.sum(e, axes))
+    out = emit.op("pd_op.multiply", e, scale)
     return [emit.cast(out, dtype_of(op.result()))]
 
 

@@ -112,9 +112,11 @@ def perf_report(
     feed_shapes: Mapping[str, Sequence[int]] | None = None,
     spec: GpuSpec = H100,
     label: str = "",
+    fast_math: bool = False,
 ) -> ProgramReport:
-    """Compile `program` for `arch` (no GPU needed) and read its kernels' machine code."""
-    compiler = PIRCompiler(program, "cuda", arch=arch, feed_shapes=feed_shapes)
+    """Compile `program` for `arch` (no GPU needed; with `fast_math`, as
+    `cinn_py.compile(..., fast_math=True)` does) and read its kernels' machine code."""
+    compiler = PIRCompiler(program, "cuda", arch=arch, feed_shapes=feed_shapes, fast_math=fast_math)
     stages = compiler.stages(until="codegen")
     report = ProgramReport(label, arch, nvrtc.nvrtc_version(), spec)
     report.minimum_bytes = _minimum_bytes(stages.program)

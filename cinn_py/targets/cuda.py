@@ -70,8 +70,10 @@ class CudaTarget(Target):
             return TargetInfo.cuda(arch or nvrtc.DEFAULT_ARCH)
         return TargetInfo.cuda(arch or facts.arch, facts.sm_count)
 
-    def render(self, funcs: Sequence[LoweredFunc], unit_size: int | None = None) -> CudaSource:
-        return codegen_cuda.generate_cuda(funcs, unit_size)
+    def render(
+        self, funcs: Sequence[LoweredFunc], unit_size: int | None = None, fast_math: bool = False
+    ) -> CudaSource:
+        return codegen_cuda.generate_cuda(funcs, unit_size, fast_math=fast_math)
 
     def compile(self, source: str, name: str, arch: str | None = None) -> Any:
         """A CUBIN for `arch`, or for the GPU here."""

@@ -29,8 +29,10 @@ class CudaEmuTarget(Target):
     def target_info(self, arch: str | None = None) -> TargetInfo:
         return TargetInfo.cuda_emu()
 
-    def render(self, funcs: Sequence[LoweredFunc], unit_size: int | None = None) -> CudaSource:
-        return codegen_cuda.generate_cuda(funcs, unit_size)
+    def render(
+        self, funcs: Sequence[LoweredFunc], unit_size: int | None = None, fast_math: bool = False
+    ) -> CudaSource:
+        return codegen_cuda.generate_cuda(funcs, unit_size, fast_math=fast_math)
 
     def compile(self, source: str, name: str, arch: str | None = None) -> Any:
         """An EmuModule: g++ builds it and loads it in one step."""

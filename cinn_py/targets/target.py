@@ -85,7 +85,11 @@ class Target:
     def target_info(self, arch: str | None = None) -> TargetInfo:
         raise self._no_kernels("device limits")
 
-    def render(self, funcs: Sequence[LoweredFunc], unit_size: int | None = None) -> CudaSource:
+    def render(
+        self, funcs: Sequence[LoweredFunc], unit_size: int | None = None, fast_math: bool = False
+    ) -> CudaSource:
+        """The kernels' source (`unit_size`: split into units of at most that many;
+        `fast_math`: float32 transcendentals and division approximated)."""
         raise self._no_kernels("renderer")
 
     def compile(self, source: str, name: str, arch: str | None = None) -> Any:

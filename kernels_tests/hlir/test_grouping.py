@@ -79,10 +79,10 @@ def test_softmax_and_log_softmax_over_each_axis():
     assert groups_text(program) == "\n".join(
         [
             "group_0 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide, pd_op.log, pd_op.subtract] (%0) ->"
-            " (%1, %4)",
+            " pd_op.exp, pd_op.full, pd_op.sum, pd_op.divide, pd_op.multiply, pd_op.log,"
+            " pd_op.subtract] (%0) -> (%1, %4)",
             "group_1 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide] (%0) -> (%2)",
+            " pd_op.exp, pd_op.sum, pd_op.full, pd_op.divide, pd_op.multiply] (%0) -> (%2)",
             "group_2 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
             " pd_op.exp, pd_op.sum, pd_op.log, pd_op.subtract] (%0) -> (%3)",
         ]
@@ -168,8 +168,9 @@ def test_mlp_fuses_bias_gelu_and_bias_softmax():
             "group_1 fused [pd_op.add, pd_op.full, pd_op.multiply, pd_op.erf, pd_op.full,"
             " pd_op.add, pd_op.full, pd_op.multiply, pd_op.multiply] (%5, %2) -> (%7)",
             "group_2 library [pd_op.matmul] (%7, %1) -> (%8)",
-            "group_3 fused [pd_op.add, pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide] (%8, %0) -> (%10)",
+            "group_3 fused [pd_op.add, pd_op.max, pd_op.subtract, pd_op.full,"
+            " pd_op.maximum, pd_op.exp, pd_op.sum, pd_op.full, pd_op.divide,"
+            " pd_op.multiply] (%8, %0) -> (%10)",
         ]
     )
 
@@ -183,31 +184,32 @@ def test_transformer_encoder_layer():
     assert groups_text(program) == "\n".join(
         [
             "group_0 library [pd_op.matmul] (%16, %15) -> (%17)",
-            "group_1 fused [pd_op.add, pd_op.reshape, pd_op.transpose, pd_op.scale]"
-            " (%17, %14) -> (%29)",
+            "group_1 fused [pd_op.add, pd_op.reshape, pd_op.transpose, pd_op.scale] (%17,"
+            " %14) -> (%29)",
             "group_2 library [pd_op.matmul] (%16, %13) -> (%21)",
             "group_3 fused [pd_op.add, pd_op.reshape, pd_op.transpose] (%21, %12) -> (%26)",
             "group_4 library [pd_op.matmul] (%16, %11) -> (%23)",
             "group_5 fused [pd_op.add, pd_op.reshape, pd_op.transpose] (%23, %10) -> (%28)",
             "group_6 library [pd_op.matmul] (%29, %26) -> (%30)",
             "group_7 fused [pd_op.max, pd_op.subtract, pd_op.full, pd_op.maximum,"
-            " pd_op.exp, pd_op.sum, pd_op.divide] (%30) -> (%37)",
-            "group_8 library [pd_op.matmul] (%37, %28) -> (%38)",
-            "group_9 fused [pd_op.transpose, pd_op.reshape] (%38) -> (%40)",
-            "group_10 library [pd_op.matmul] (%40, %9) -> (%41)",
-            "group_11 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full,"
-            " pd_op.divide, pd_op.square, pd_op.sum, pd_op.divide, pd_op.square,"
-            " pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full,"
-            " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%41,"
-            " %8, %16, %3, %2) -> (%60)",
-            "group_12 library [pd_op.matmul] (%60, %7) -> (%61)",
-            "group_13 fused [pd_op.add, pd_op.relu] (%61, %6) -> (%63)",
-            "group_14 library [pd_op.matmul] (%63, %5) -> (%64)",
-            "group_15 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full,"
-            " pd_op.divide, pd_op.square, pd_op.sum, pd_op.divide, pd_op.square,"
-            " pd_op.subtract, pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full,"
-            " pd_op.add, pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%64,"
-            " %4, %60, %1, %0) -> (%83)",
+            " pd_op.exp, pd_op.full, pd_op.sum, pd_op.divide,"
+            " pd_op.multiply] (%30) -> (%39)",
+            "group_8 library [pd_op.matmul] (%39, %28) -> (%40)",
+            "group_9 fused [pd_op.transpose, pd_op.reshape] (%40) -> (%42)",
+            "group_10 library [pd_op.matmul] (%42, %9) -> (%43)",
+            "group_11 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full, pd_op.divide,"
+            " pd_op.square, pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract,"
+            " pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add,"
+            " pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%43, %8, %16, %3,"
+            " %2) -> (%62)",
+            "group_12 library [pd_op.matmul] (%62, %7) -> (%63)",
+            "group_13 fused [pd_op.add, pd_op.relu] (%63, %6) -> (%65)",
+            "group_14 library [pd_op.matmul] (%65, %5) -> (%66)",
+            "group_15 fused [pd_op.add, pd_op.add, pd_op.sum, pd_op.full, pd_op.divide,"
+            " pd_op.square, pd_op.sum, pd_op.divide, pd_op.square, pd_op.subtract,"
+            " pd_op.full, pd_op.maximum, pd_op.subtract, pd_op.full, pd_op.add,"
+            " pd_op.rsqrt, pd_op.multiply, pd_op.multiply, pd_op.add] (%66, %4, %62, %1,"
+            " %0) -> (%85)",
         ]
     )
     _, groups = fused(FIXTURES / "models" / "transformer_encoder")

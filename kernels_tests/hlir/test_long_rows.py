@@ -45,8 +45,9 @@ def test_the_thresholds():
 def test_softmax_of_few_long_rows_is_three_kernels():
     assert _groups(softmax("softmax", (4, 40000), -1, "float32")) == [
         ["max"],
-        ["subtract", "full", "maximum", "exp", "sum"],  # exp(max(x - max, -64)): the floor
-        ["subtract", "full", "maximum", "exp", "divide"],  # again, from x and the maxima
+        # exp(max(x - max, -64)) (the floor), its sum and 1 / sum, one division a row
+        ["subtract", "full", "maximum", "exp", "full", "sum", "divide"],
+        ["subtract", "full", "maximum", "exp", "multiply"],  # again, from x and the maxima
     ]
 
 

@@ -108,13 +108,15 @@ def test_fused_softmax_reads_its_reductions_back_from_registers():
     group = fused_group(program)
     func = lower_group(group, NameTable(program))
     temps = [b.name for b in func.temp_buffers]
-    assert len(temps) == 2  # the max (CSE merged the case's two equal ones), the sum
+    # the max (CSE merged the case's two equal ones), the exp (computed once), the sum
+    assert len(temps) == 3
     schedule = auto_schedule(func, TargetInfo.cuda(), group.reduce_pattern)
     source = generate_cuda([schedule.func]).source
     body = source[source.index('extern "C"') :]
     assert body.count("cinn_block_reduce<32>(") == 2
-    for name in temps:
+    for name in (temps[0], temps[2]):
         assert f"float {name}[1];" in body
+    assert f"float {temps[1]}_local[1];" in body  # the exp: one element a thread (9 <= 32)
     assert "for (int r_" not in body  # 9 elements a row, 32 threads: no partial loop
 
 

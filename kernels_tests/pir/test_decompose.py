@@ -65,8 +65,10 @@ SOFTMAX_AFTER = """\
     (%4) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:-64} : () -> tensor<f32>
     (%5) = "pd_op.maximum" (%3, %4) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
     (%6) = "pd_op.exp" (%5) {stop_gradient:[true]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    (%7) = "pd_op.sum" (%6, <<NULL VALUE>>) {axis:[-1],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
-    (%1) = "pd_op.divide" (%6, %7) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+    (%7) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%8) = "pd_op.sum" (%6, <<NULL VALUE>>) {axis:[-1],dtype:Undefined,keepdim:true,stop_gradient:[true]} : (tensor<2x3xf32>, <<NULL TYPE>>) -> tensor<2x1xf32>
+    (%9) = "pd_op.divide" (%7, %8) {stop_gradient:[true]} : (tensor<f32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+    (%1) = "pd_op.multiply" (%6, %9) {stop_gradient:[true]} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
 }
 """  # noqa: E501
 

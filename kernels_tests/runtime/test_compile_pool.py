@@ -94,8 +94,8 @@ def test_units_are_the_same_whatever_the_cores_or_the_finishing_order(monkeypatc
 def test_an_error_in_one_unit_names_its_group(small_units, monkeypatch, private_cache):
     render = codegen_cuda._render_kernel
 
-    def broken(func, name, reserved, prove_in_place=True):
-        text, info, used = render(func, name, reserved, prove_in_place)
+    def broken(func, name, reserved, prove_in_place=True, fast_math=False):
+        text, info, used = render(func, name, reserved, prove_in_place, fast_math)
         if name == "fn_group_5":
             text = text[: text.rindex("}")] + "  oops;\n}"
         return text, info, used

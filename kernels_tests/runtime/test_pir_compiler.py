@@ -184,7 +184,7 @@ def test_set_parameter_is_refused_on_compiled_targets():
 def test_compile_errors_name_the_group_and_are_dumped(monkeypatch, tmp_path):
     monkeypatch.setenv("CINN_PY_DUMP_DIR", str(tmp_path))
 
-    def broken(funcs, unit_size=None):
+    def broken(funcs, unit_size=None, fast_math=False):
         return CudaSource('extern "C" __global__ void fn(float* a) { a[0] = oops; }\n', [])
 
     monkeypatch.setattr(codegen_cuda, "generate_cuda", broken)  # every target's renderer

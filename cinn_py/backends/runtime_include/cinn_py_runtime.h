@@ -164,6 +164,41 @@ struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) cinn_vec {
 #define CINN_PY_INF_D __longlong_as_double(0x7ff0000000000000ll)
 #define CINN_PY_NAN_D __longlong_as_double(0x7ff8000000000000ll)
 
+/* NaN-keeping float max / min (NumPy's max: NaN if either is NaN): one `max.NaN.f32`
+ * on sm_80 and later, where the C form `(a > b || a != a) ? a : b` costs a compare, a
+ * NaN test and a select. They differ only where the C form's answer depends on the
+ * order: the sign of a zero max(+0, -0), and which NaN comes out. */
+__device__ __forceinline__ float cinn_max_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return (a > b || a != a) ? a : b;
+#endif
+}
+__device__ __forceinline__ float cinn_min_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float r;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return (a < b || a != a) ? a : b;
+#endif
+}
+
+/* tanh for fast math (`fast_math=True`): one `tanh.approx.f32` on sm_75 and later
+ * (about 2**-11 relative error), tanhf elsewhere and under cuda-emu. */
+__device__ __forceinline__ float cinn_tanh_approx(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+    float r;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return tanhf(x);
+#endif
+}
+
 /* Cross-thread reductions (a Reduce the schedule's factorize_reduction spread over the
  * threads of a block).  The combine functors match the serial accumulators codegen
  * writes: integer sums and products wrap, float max / min keep a NaN (NumPy's max), `a
@@ -179,10 +214,12 @@ struct cinn_reduce_prod {
 struct cinn_reduce_max {
     template <class T>
     __device__ __forceinline__ T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
+    __device__ __forceinline__ float operator()(float a, float b) const { return cinn_max_nan(a, b); }
 };
 struct cinn_reduce_min {
     template <class T>
     __device__ __forceinline__ T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
+    __device__ __forceinline__ float operator()(float a, float b) const { return cinn_min_nan(a, b); }
 };
 struct cinn_reduce_all {
     __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
@@ -414,22 +451,25 @@ __device__ __forceinline__ void cinn_block_arg_reduce_y(T& value, I& index, Bett
  * second call from overwriting the flag before every thread has read it. */
 __device__ __forceinline__ bool cinn_last_block_done(volatile int* semaphore, int count) {
     __shared__ bool cinn_last_block;
-    __threadfence();
+    /* Cooperative groups' grid sync: the barrier orders the block's partial stores
+     * before thread 0's fence, which (cumulative) releases them at device scope before
+     * its atomic; in the last block thread 0 fences again (acquire) before the barrier
+     * that lets every thread read the partials. One fence a block each way, not one a
+     * thread. */
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        __threadfence();
         const int arrived = atomicAdd(const_cast<int*>(semaphore), 1) + 1;
         const bool last = arrived == count;
         if (last) {
             *semaphore = 0;
+            __threadfence();
         }
         cinn_last_block = last;
     }
     __syncthreads();
     const bool last = cinn_last_block;
     __syncthreads();
-    if (last) {
-        __threadfence();
-    }
     return last;
 }
 

@@ -40,9 +40,10 @@ from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
 from cinn_py.hlir.op_pattern import is_reduction
 from cinn_py.hlir.symbolic_dims import Dim, SymbolicDims
 from cinn_py.ir.dim_values import is_dim_name
-from cinn_py.ir.expr import Buffer, Expr, IntImm, Load, Var
+from cinn_py.ir.expr import Buffer, Call, Expr, IntImm, Load, Var
 from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.stmt import (
+    COMPUTED_ONCE,
     ArgIO,
     Argument,
     Block,
@@ -157,6 +158,15 @@ def _lower(
                 values[id(value)] = placeholder(temp)
                 if id(value) in out_buffers:
                     nests.add(placeholder(temp), out_buffers[id(value)])
+                continue
+            if inline and _computed_once(op, value, lowered, group):
+                # A costly value a read-back reduction folds and another op reads
+                # again (softmax's exp): stored once, in a temp the row schedule keeps
+                # in each thread's registers along its walk, not computed twice.
+                temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
+                if nests.add(lowered, temp, {COMPUTED_ONCE: 1}):
+                    temps.append(temp)
+                    values[id(value)] = placeholder(temp)
                 continue
             if not _stored(value, group, inline):
                 continue
@@ -297,6 +307,47 @@ def _used_inside(value: Value, group: Group) -> bool:
     return any(id(user) in members for user in value.users())
 
 
+def _computed_once(op: Operation, value: Value, lowered: Lowered, group: Group) -> bool:
+    """Whether `value` (not an output) is worth a temp of its own: a reduction of the
+    group folds it and the group reads that reduction back (so the row schedule walks
+    it), another op of the group reads it too, and its expression calls an intrinsic
+    (an exp: the cost that makes recomputing it worse than keeping it)."""
+    if not isinstance(lowered, Compute) or is_reduction(op) or lowered.size == 0:
+        return False
+    if any(value is v for v in group.outputs):
+        return False
+    members = {id(o) for o in group.ops}
+    users = [u for u in value.users() if id(u) in members]
+    folded = any(is_reduction(u) and any(_used_inside(r, group) for r in u.results) for u in users)
+    if not folded or len({id(u) for u in users}) < 2:
+        return False
+    at = tuple(Var(f"i{d}", IntImm(0).dtype) for d in range(lowered.rank))
+    return _Calls.within(lowered(at))
+
+
+class _Calls(Visitor):
+    """Whether an expression DAG holds a Call, each shared node visited once."""
+
+    def __init__(self) -> None:
+        self.found = False
+        self.seen: set[int] = set()
+
+    @classmethod
+    def within(cls, value: Expr) -> bool:
+        finder = cls()
+        finder.visit(value)
+        return finder.found
+
+    def visit(self, node: object) -> None:
+        if self.found or id(node) in self.seen:
+            return
+        self.seen.add(id(node))
+        if isinstance(node, Call):
+            self.found = True
+            return
+        super().visit(node)
+
+
 def _stored(value: Value, group: Group, inline: bool) -> bool:
     if any(value is v for v in group.outputs):
         return True
@@ -338,9 +389,10 @@ class _NestBuilder:
         self.stmts: list[Stmt] = []
         self.loops = 0
 
-    def add(self, compute: Compute, buffer: Buffer) -> bool:
-        """Adds the nest storing `compute` into `buffer`; False (and no nest) for an
-        empty tensor, which has nothing to compute and needs no temp."""
+    def add(self, compute: Compute, buffer: Buffer, attrs: dict[str, int] | None = None) -> bool:
+        """Adds the nest storing `compute` into `buffer` (its block with `attrs`); False
+        (and no nest) for an empty tensor, which has nothing to compute and needs no
+        temp."""
         if compute.size == 0:
             return False
         nest = len(self.stmts)
@@ -360,7 +412,7 @@ class _NestBuilder:
         reads = read_regions(value, iter_vars)
         writes = [BufferRange(buffer, iter_vars)]
         block = ScheduleBlock(
-            iter_vars, reads, writes, buffer.name, Store(buffer, value, iter_vars)
+            iter_vars, reads, writes, buffer.name, Store(buffer, value, iter_vars), attrs or ()
         )
         stmt: Stmt = ScheduleBlockRealize(loop_vars, block)
         for var, extent in zip(reversed(loop_vars), reversed(compute.shape), strict=True):

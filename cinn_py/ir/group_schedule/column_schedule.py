@@ -82,6 +82,7 @@ from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
     fuse_all,
+    inline_computed,
     kept_then_reduced,
     loop_extents,
 )
@@ -142,6 +143,7 @@ def schedule_columns(
     """Applies the column schedule's primitives (for a function `ColumnTactic.accepts`
     takes); the caller finishes (clamps, guards) and traces."""
     sch = IRSchedule(func)
+    inline_computed(sch)  # a computed temp (softmax's exp) is recomputed by each reader
     blocks = -(-pattern.rows // LANES)
     bound = symbolic_cols_bound(func, pattern)
     threads_y = column_threads(pattern, target, bound)

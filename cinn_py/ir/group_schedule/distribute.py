@@ -15,6 +15,7 @@ from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
+from cinn_py.ir.stmt import COMPUTED_ONCE
 
 BLOCK_AXIS = "blockIdx.x"
 THREAD_AXIS = "threadIdx.x"
@@ -77,3 +78,21 @@ def kept_then_reduced(
     if kept + reduced != loops:
         sch.reorder(kept + reduced)
     return kept, reduced
+
+
+def computed_temps(sch: IRSchedule) -> list[BlockRef]:
+    """The blocks of values lowering stored once for several readers (their attribute
+    `computed_once`: softmax's exp), which a schedule keeps in registers or inlines
+    back."""
+    return [
+        block
+        for block in sch.get_all_blocks()
+        if dict(sch.get(block).schedule_block.attrs).get(COMPUTED_ONCE)
+    ]
+
+
+def inline_computed(sch: IRSchedule) -> None:
+    """Every computed temp inlined back into its readers: for the schedules that walk
+    no row in registers (column, grid, flat, tile)."""
+    for block in computed_temps(sch):
+        sch.compute_inline(block)

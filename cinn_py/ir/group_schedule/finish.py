@@ -152,11 +152,15 @@ def _needs_clamp(node: ScheduleBlockRealize) -> bool:
     last element's value for the combine blocks after it, which read the register
     clamped too (guarded, it would hold garbage there and a clamped combine would store
     that garbage over the last element). Its register is its own, so recomputing an
-    element in range is free of races."""
+    element in range is free of races. A register array along a row walk
+    (`keep_in_registers`, with array dims) is guarded instead: each element is its own
+    thread's, and the reads past the end are masked."""
     if _reduces_across_threads(node):
         return True
     store = single_store(node.schedule_block)
-    return store is not None and store.tensor.memory_type is MemoryType.LOCAL
+    if store is None or store.tensor.memory_type is not MemoryType.LOCAL:
+        return False
+    return not getattr(store.tensor, "array_dims", ())
 
 
 # ---- blocks that combine across threads ---------------------------------------------------

@@ -54,7 +54,12 @@ from cinn_py.errors import ScheduleError
 from cinn_py.ir.dim_guards import pow2_at_least, shown
 from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import ArgReduce, IntImm
-from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, fuse_all
+from cinn_py.ir.group_schedule.distribute import (
+    BLOCK_AXIS,
+    THREAD_AXIS,
+    fuse_all,
+    inline_computed,
+)
 from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, GridLaunch
 from cinn_py.ir.group_schedule.reduce_schedule import (
     MAX_SINGLE_PASS_BYTES,
@@ -74,7 +79,7 @@ from cinn_py.ir.schedule.analysis import (
     single_store,
     storage_name,
 )
-from cinn_py.ir.stmt import LoweredFunc
+from cinn_py.ir.stmt import COMPUTED_ONCE, LoweredFunc
 
 CHUNK_AXIS = "blockIdx.y"
 MIN_STEPS = 4
@@ -196,6 +201,8 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern, cols: int | None = None
         store = single_store(block)
         if store is None:
             return f"block {block.name} is not a single store"
+        if dict(block.attrs).get(COMPUTED_ONCE):
+            continue  # a value computed once: inlined back into its readers
         shape = []
         for loop in loops_in(path):
             extent = concrete(loop.extent)  # a symbolic row count: at the dims compiled
@@ -242,6 +249,7 @@ def schedule_grid(
     if why is not None:
         raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")
     sch = IRSchedule(func)
+    inline_computed(sch)  # a value computed once (softmax's exp) is recomputed by each reader
     for block in sch.get_all_blocks():
         loops = sch.get_loops(block)
         if len(loops) > 1:

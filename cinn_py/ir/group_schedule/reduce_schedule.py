@@ -27,6 +27,11 @@ V = 1 is the plain strided walk `s * T + t`.
                       `cinn_block_reduce` (warp shuffles + one shared-memory exchange)
                       hands the row's total to every thread   [factorize_reduction]
                       -> a register (set_buffer "local") when the group reads it again
+    computed values   a full-shaped temp no reduction stores (softmax's exp, which
+                      lowering stores once for its sum and its normalize): a full
+                      block, kept in each thread's registers along the walk
+                      [keep_in_registers]; over the register budget, inlined back
+                      into its readers [compute_inline]
     full blocks       kept dims on the rows' axes, reduced dims fused and split
                       [S serial, T threads, V vectorized]: the same walk as the reduces,
                       each step one vector store per output
@@ -44,9 +49,9 @@ V = 1 is the plain strided walk `s * T + t`.
                       cached too when its share is at most 64 bytes a thread: the fill
                       issues all of a thread's vector loads up front.
 
-A softmax is then: load x's row into registers -> max (block reduce) -> sum of
-exp(x - max) (block reduce) -> out = exp(x - max) / sum: x leaves HBM once, the output
-is written once. The register budget: at most 16 steps and 128 bytes of cached rows
+A softmax is then: load x's row into registers -> max (block reduce) -> e = exp(x -
+max) into registers -> sum of e (block reduce) -> out = e * (1 / sum): x leaves HBM
+once, the output is written once, each exp is computed once. The register budget: at most 16 steps and 128 bytes of cached rows
 per thread (`TargetInfo.row_cache_bytes`), inputs read by several passes first
 (float32 rows up to 32768 cols at V = 4, T = 1024); a longer row is not cached and each
 pass reads it again.
@@ -75,6 +80,7 @@ from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var, as_int
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
+    computed_temps,
     distribute,
     fuse_all,
     kept_then_reduced,
@@ -271,6 +277,7 @@ def schedule_rows(
             f"{blocks} blocks of rows exceed the grid's {target.max_grid_dims[0]}",
         )
     write_row_outputs(sch, pattern)
+    kept = _registers_for_computed(sch, pattern, threads, lanes, target, bound)
     temps = {b.name for b in sch.func.temp_buffers}
     local: list[BlockRef] = []
     for block in sch.get_all_blocks():
@@ -279,7 +286,9 @@ def schedule_rows(
         reduces = _has_reduce(realize.schedule_block)
         store = single_store(realize.schedule_block)
         temp = store is not None and storage_name(store.tensor) in temps
-        if reduces or temp:
+        if block in kept:
+            _schedule_full(sch, block, pattern, threads, per_block, lanes, bound)
+        elif reduces or temp:
             # Every thread computes it: the block reduce needs them all, and a temp is
             # a register each thread reads back.
             if not pattern.is_row(shape):
@@ -302,9 +311,43 @@ def schedule_rows(
             _schedule_other(sch, block, blocks, threads, per_block)
     for block in local:
         sch.set_buffer(block, "local")
+    for block in kept:
+        try:
+            sch.keep_in_registers(block, pattern.axes, threads, per_block, lanes, bound)
+        except ScheduleError:  # a reader off the walk (a reduction simplified away)
+            sch.compute_inline(block)
     _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes, bound)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def _registers_for_computed(
+    sch: IRSchedule,
+    pattern: RowPattern,
+    threads: int,
+    lanes: int,
+    target: TargetInfo,
+    bound: int | None,
+) -> list[BlockRef]:
+    """The blocks of computed temps (`computed_temps`: a softmax's exp, stored once by
+    lowering) this schedule keeps in registers along the walk (`keep_in_registers`):
+    each when its share of a row fits a thread's budget (at most `MAX_CACHED_STEPS`
+    steps and `TargetInfo.row_cache_bytes`); the others are inlined back into their
+    readers (`compute_inline`: recomputed by each)."""
+    cols = pattern.cols if bound is None else bound
+    steps = -(-cols // (threads * lanes))
+    kept = []
+    for block in computed_temps(sch):
+        dtype = single_store(sch.get(block).schedule_block).tensor.dtype
+        size = steps * lanes * dtype.itemsize
+        # a row index to walk by (a reduce-all's single row has none: no blockIdx loop)
+        full = loop_extents(sch, block) == pattern.shape and bool(pattern.kept)
+        fits = steps <= MAX_CACHED_STEPS and size <= target.row_cache_bytes
+        if full and pattern.innermost and fits:
+            kept.append(block)
+        else:
+            sch.compute_inline(block)
+    return kept
 
 
 def write_row_outputs(sch: IRSchedule, pattern: RowPattern) -> None:

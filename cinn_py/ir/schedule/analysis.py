@@ -211,8 +211,21 @@ def replace(func: LoweredFunc, target: IrNode, replacement: IrNode | _Removed) -
 
 
 class _SubstituteVars(Mutator):
+    """Each node rewritten once: a node shared in the DAG (a load an expression reads
+    twice) stays one node, which codegen's per-node rewrites (a vector load's lanes)
+    rely on."""
+
     def __init__(self, mapping: Mapping[str, Expr]) -> None:
         self.mapping = mapping
+        self.done: dict[int, tuple[IrNode, IrNode]] = {}
+
+    def visit(self, node: IrNode) -> IrNode:
+        hit = self.done.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        new = super().visit(node)
+        self.done[id(node)] = (node, new)
+        return new
 
     def visit_Var(self, node: Var) -> Expr:
         return self.mapping.get(node.name, node)

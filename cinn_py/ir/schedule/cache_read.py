@@ -389,7 +389,7 @@ def _locate(
     candidates: list[Expr] = [
         loop.loop_var
         for loop in loops
-        if loop.bind_info is None and loop.for_type is ForType.SERIAL
+        if loop.bind_info is None and loop.for_type in (ForType.SERIAL, ForType.UNROLLED)
     ]
     candidates += [v for r in reduces if r.thread_axis is None for v in r.reduce_axis]
     lanes: list[Expr | None] = [None]

@@ -23,6 +23,7 @@ from cinn_py.ir.schedule import (
     loop_transformation,
     reduction,
     reduction_fusion,
+    row_registers,
     thread_sync,
 )
 from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
@@ -269,6 +270,32 @@ class IRSchedule:
             inputs["cols"] = cols
         self._record("cache_read", inputs, output)
         return output
+
+    def keep_in_registers(
+        self,
+        block: BlockRef | str,
+        axes: Sequence[int],
+        threads: int,
+        rows_per_block: int = 1,
+        lanes: int = 1,
+        cols: int | None = None,
+    ) -> None:
+        """Keeps the full-shaped temp `block` stores in each thread's registers along
+        `cache_read`'s row walk (same arguments): stored and read back only at each
+        thread's own positions, which is proved read by read (`row_registers.py`)."""
+        ref = BlockRef(_block_name(block))
+        axes = tuple(axes)
+        self._func, _ = row_registers.keep_in_registers(
+            self._func, ref.name, axes, threads, rows_per_block, lanes, cols
+        )
+        inputs = {"block": ref, "axes": axes, "threads": threads}
+        if rows_per_block != 1:
+            inputs["rows_per_block"] = rows_per_block
+        if lanes != 1:
+            inputs["lanes"] = lanes
+        if cols is not None:
+            inputs["cols"] = cols
+        self._record("keep_in_registers", inputs)
 
     def cache_write(self, block: BlockRef | str) -> BlockRef:
         """Makes `block` (a single Store of a whole output argument no other block

@@ -767,3 +767,25 @@ def test_a_grid_reduction_and_a_shared_tile_share_one_unit_on_the_emulator() -> 
     assert "__shared__ float" in source and "cinn_last_block_done" in source
     for got, want in zip(exe.run(feeds).values(), run_reference(program, feeds), strict=True):
         assert compare(np.asarray(got), want).ok
+
+
+@pytest.mark.parametrize(("shape", "axes"), [((3, 70000), (1,)), ((1000, 1000), ALL2)])
+def test_one_thread_of_a_block_stores_its_partial_and_the_total(shape, axes):
+    """Every thread of a block holds the combine's total; thread x 0 alone stores the
+    block's partial (and, in the last block, the row's total), one store a block, not
+    one a thread (issue 19); the numbers are unchanged on the emulator."""
+    program = reduction(shape, axes, ops=("sum", "max"))
+    func, pattern = lowered(program)
+    result = auto_schedule(func, CUDA, pattern)
+    assert result.tactic == "grid"
+    source = generate_cuda([result.func]).source
+    partials = re.findall(r"if \(threadIdx\.x == 0\) \{\n\s+(\w+_partials)\[", source)
+    totals = re.findall(r"if \(threadIdx\.x == 0\) \{\n\s+(var_\d+)\[", source)
+    assert len(partials) == 2 and len(totals) == 2, source
+    assert not re.search(r"\n\s+\w+_partials\[[^\n]*\] = acc", source.replace("{\n", "{"))
+    exe = cinn_py.compile(reduction(shape, axes, ops=("sum", "max")), target="cuda-emu")
+    x = feed(shape, F32, seed=3)
+    got = list(exe.run({"x": x}).values())
+    want = [x.astype(np.float64).sum(axis=axes), x.max(axis=axes)]
+    for g, w in zip(got, want, strict=True):
+        assert compare(g, w.astype(np.float32), override=(1e-5, 1e-3)).ok

@@ -49,14 +49,18 @@ SOFTMAX_TRACE = """\
 fuse(loops=[i_0, i_1]) -> i_0_i_1_fused
 bind(loop=i_0_i_1_fused, thread_axis=blockIdx.x)
 factorize_reduction(block=var_2_tmp, threads=128, thread_axis=threadIdx.x)
-fuse(loops=[i_2, i_3]) -> i_2_i_3_fused
-bind(loop=i_2_i_3_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_7_tmp, threads=128, thread_axis=threadIdx.x)
-bind(loop=i_4, thread_axis=blockIdx.x)
-split(loop=i_5, factors=[4, 128]) -> [i_5_0, i_5_1]
-bind(loop=i_5_1, thread_axis=threadIdx.x)
+bind(loop=i_2, thread_axis=blockIdx.x)
+split(loop=i_3, factors=[4, 128]) -> [i_3_0, i_3_1]
+bind(loop=i_3_1, thread_axis=threadIdx.x)
+fuse(loops=[i_4, i_5]) -> i_4_i_5_fused
+bind(loop=i_4_i_5_fused, thread_axis=blockIdx.x)
+factorize_reduction(block=var_8_tmp, threads=128, thread_axis=threadIdx.x)
+bind(loop=i_6, thread_axis=blockIdx.x)
+split(loop=i_7, factors=[4, 128]) -> [i_7_0, i_7_1]
+bind(loop=i_7_1, thread_axis=threadIdx.x)
 set_buffer(block=var_2_tmp, memory_type=local)
-set_buffer(block=var_7_tmp, memory_type=local)
+set_buffer(block=var_8_tmp, memory_type=local)
+keep_in_registers(block=var_6_tmp, axes=[1], threads=128)
 cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128) -> var_0_local"""
 
 
@@ -66,7 +70,7 @@ def test_softmax_row_schedule_trace_and_launch():
     result = auto_schedule(func, TargetInfo.cuda(), pattern)
     assert str(result.trace) == SOFTMAX_TRACE
     assert (result.launch.blocks, result.launch.threads) == (16, 128)
-    assert [b.memory_type.value for b in result.func.temp_buffers] == ["local"] * 3
+    assert [b.memory_type.value for b in result.func.temp_buffers] == ["local"] * 4
     assert structural_equal(result.replay(func), result.func)
 
 
@@ -74,15 +78,20 @@ SOFTMAX_TRACE_V8 = """\
 fuse(loops=[i_0, i_1]) -> i_0_i_1_fused
 bind(loop=i_0_i_1_fused, thread_axis=blockIdx.x)
 factorize_reduction(block=var_3_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
-fuse(loops=[i_2, i_3]) -> i_2_i_3_fused
-bind(loop=i_2_i_3_fused, thread_axis=blockIdx.x)
-factorize_reduction(block=var_8_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
-bind(loop=i_4, thread_axis=blockIdx.x)
-split(loop=i_5, factors=[4, 128, 8]) -> [i_5_0, i_5_1, i_5_2]
-vectorize(loop=i_5_2, factor=8)
-bind(loop=i_5_1, thread_axis=threadIdx.x)
+bind(loop=i_2, thread_axis=blockIdx.x)
+split(loop=i_3, factors=[4, 128, 8]) -> [i_3_0, i_3_1, i_3_2]
+vectorize(loop=i_3_2, factor=8)
+bind(loop=i_3_1, thread_axis=threadIdx.x)
+fuse(loops=[i_4, i_5]) -> i_4_i_5_fused
+bind(loop=i_4_i_5_fused, thread_axis=blockIdx.x)
+factorize_reduction(block=var_9_tmp, threads=128, thread_axis=threadIdx.x, lanes=8)
+bind(loop=i_6, thread_axis=blockIdx.x)
+split(loop=i_7, factors=[4, 128, 8]) -> [i_7_0, i_7_1, i_7_2]
+vectorize(loop=i_7_2, factor=8)
+bind(loop=i_7_1, thread_axis=threadIdx.x)
 set_buffer(block=var_3_tmp, memory_type=local)
-set_buffer(block=var_8_tmp, memory_type=local)
+set_buffer(block=var_9_tmp, memory_type=local)
+keep_in_registers(block=var_7_tmp, axes=[1], threads=128, lanes=8)
 cache_read(buffer=var_0, memory_type=local, axes=[1], threads=128, lanes=8) -> var_0_local"""
 
 

@@ -220,8 +220,8 @@ def test_the_long_row_split_is_unchanged_and_asks_the_target():
     PassManager().run(program)
     three = [
         ["max"],
-        ["subtract", "full", "maximum", "exp", "sum"],
-        ["subtract", "full", "maximum", "exp", "divide"],
+        ["subtract", "full", "maximum", "exp", "full", "sum", "divide"],
+        ["subtract", "full", "maximum", "exp", "multiply"],
     ]
     assert _groups(program) == three  # the default: TargetInfo.cuda()
     assert _groups(program, CUDA) == three and _groups(program, EMU) == three
