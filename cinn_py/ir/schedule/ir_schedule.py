@@ -262,12 +262,7 @@ class IRSchedule:
         )
         output = BlockRef(name)
         inputs = {"buffer": buffer, "memory_type": memory_type, "axes": axes, "threads": threads}
-        if rows_per_block != 1:
-            inputs["rows_per_block"] = rows_per_block
-        if lanes != 1:
-            inputs["lanes"] = lanes
-        if cols is not None:
-            inputs["cols"] = cols
+        inputs |= _walk_options(rows_per_block, lanes, cols)
         self._record("cache_read", inputs, output)
         return output
 
@@ -289,12 +284,7 @@ class IRSchedule:
             self._func, ref.name, axes, threads, rows_per_block, lanes, cols
         )
         inputs = {"block": ref, "axes": axes, "threads": threads}
-        if rows_per_block != 1:
-            inputs["rows_per_block"] = rows_per_block
-        if lanes != 1:
-            inputs["lanes"] = lanes
-        if cols is not None:
-            inputs["cols"] = cols
+        inputs |= _walk_options(rows_per_block, lanes, cols)
         self._record("keep_in_registers", inputs)
 
     def cache_write(self, block: BlockRef | str) -> BlockRef:
@@ -349,3 +339,16 @@ class IRSchedule:
         if not after:
             inputs["after"] = after
         self._record("sync_threads", inputs)
+
+
+def _walk_options(rows_per_block: int, lanes: int, cols: int | None) -> dict[str, Any]:
+    """A row walk's optional inputs as a trace records them: only those not at their
+    defaults (so that traces read as they were written)."""
+    options: dict[str, Any] = {}
+    if rows_per_block != 1:
+        options["rows_per_block"] = rows_per_block
+    if lanes != 1:
+        options["lanes"] = lanes
+    if cols is not None:
+        options["cols"] = cols
+    return options
