@@ -69,6 +69,7 @@ from cinn_py.ir.group_schedule.tile_schedule import (
     TILE,
     TILE_ROWS,
     schedule_tiles,
+    tile_lanes,
     tile_plan,
     tile_problem,
 )
@@ -286,7 +287,9 @@ class TileTactic(Tactic):
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
-        return {"tile": TILE, "tile_rows": TILE_ROWS, "pad": PAD}
+        plan = tile_plan(func)
+        lanes = 1 if plan is None else tile_lanes(func, plan)
+        return {"tile": TILE, "tile_rows": TILE_ROWS, "pad": PAD * lanes, "lanes": lanes}
 
 
 class FlatTactic(Tactic):

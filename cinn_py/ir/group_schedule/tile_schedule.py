@@ -21,6 +21,10 @@ such a transposed read, and cuts the two dims involved into 32 x 32 tiles:
     sync_threads(x_shared)
         the barrier between the fill and the reads of other threads' elements
 
+2-byte elements (float16, bfloat16) with both tiled dims static multiples of 64 take
+64 x 64 tiles, each thread a pair of columns along a tile row (`tile_lanes`): the
+fill loads and the block stores 4 bytes a thread, a warp's row one 128-byte line.
+
 Every input read with the same transposition gets its own tile; other loads (inputs
 in the output's order, broadcasts) are read directly. Edges where 32 does not divide a
 dim are guarded (cache_tile's guard on the fill, the bound guards on the block). A
@@ -47,7 +51,11 @@ TILE = 32
 TILE_ROWS = 8
 """Threads along the tile's rows (threadIdx.y): 32 x 8 = 256 threads, 4 rows each."""
 PAD = 1
-"""Extra elements per tile row in shared memory, so a tile column hits every bank."""
+"""Extra elements per tile row in shared memory, so a tile column hits every bank
+(times the lanes: a 2-byte tile's rows stay 4-byte aligned for its pair stores)."""
+TILE_LANES = 2
+"""Elements a thread takes along a tile row for 2-byte dtypes: 64 x 64 tiles whose warp
+rows are 128 bytes, as a float32 tile's are."""
 
 
 @dataclass(frozen=True)
@@ -165,8 +173,10 @@ def schedule_tiles(
     loops = sch.get_loops(plan.block)
     last = len(loops) - 1
     symbolic = any(not isinstance(sch.get(loops[d]).extent, IntImm) for d in (plan.dim, last))
-    p_out, p_in = _split_tile(sch, loops[plan.dim])
-    q_out, q_in = _split_tile(sch, loops[last])
+    lanes = tile_lanes(func, plan)
+    size = TILE * lanes
+    p_out, p_in = _split_tile(sch, loops[plan.dim], size)
+    q_out, q_in = _split_tile(sch, loops[last], size)
     others = [loop for k, loop in enumerate(loops) if k not in (plan.dim, last)]
     sch.reorder([*others, p_out, q_out, p_in, q_in])
     if symbolic:
@@ -180,14 +190,32 @@ def schedule_tiles(
     else:
         tile = sch.fuse([*others, p_out, q_out])
     sch.bind(tile, "blockIdx.x")
-    _spread_rows(sch, p_in, q_in)
+    _spread_rows(sch, p_in, q_in, lanes)
     for name in plan.inputs:
-        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=PAD)
+        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=PAD * lanes)
         rows_loop, cols = sch.get_loops(fill)[-2:]
-        _spread_rows(sch, rows_loop, cols)
+        _spread_rows(sch, rows_loop, cols, lanes)
         sch.sync_threads(fill)
     tiles = _grid_blocks(sch, plan.block)
-    return sch, LaunchConfig(threads=TILE * TILE_ROWS, blocks=tiles, steps=TILE // TILE_ROWS)
+    return sch, LaunchConfig(threads=TILE * TILE_ROWS, blocks=tiles, steps=size // TILE_ROWS)
+
+
+def tile_lanes(func: LoweredFunc, plan: TilePlan) -> int:
+    """Consecutive elements a thread takes along each tile row: 2 where every buffer
+    of `func` holds 2-byte elements (float16, bfloat16) and both tiled dims are static
+    multiples of the wider tile (`TILE_LANES` x `TILE`: no edge tile), so that a warp's
+    row of the tile is 32 x 4 = 128 bytes (one line) in the fill's loads and the
+    block's stores; else 1."""
+    buffers = [arg.value for arg in func.args if isinstance(arg.value, Buffer)]
+    if not buffers or any(b.dtype.itemsize != 2 for b in buffers):
+        return 1
+    (realize, path) = realizes(func)[0]
+    loops = [node for node in path if isinstance(node, For)]
+    for loop in (loops[plan.dim], loops[-1]):
+        extent = loop.extent
+        if not isinstance(extent, IntImm) or extent.value % (TILE * TILE_LANES):
+            return 1  # an edge tile's guards would split the pairs (the fill's vectors)
+    return TILE_LANES
 
 
 def _grid_blocks(sch: IRSchedule, block: str) -> int:
@@ -203,17 +231,26 @@ def _grid_blocks(sch: IRSchedule, block: str) -> int:
     return blocks
 
 
-def _split_tile(sch: IRSchedule, loop: LoopRef) -> list[LoopRef]:
-    """`loop` split into tiles and the place in a tile."""
+def _split_tile(sch: IRSchedule, loop: LoopRef, size: int = TILE) -> list[LoopRef]:
+    """`loop` split into tiles of `size` and the place in a tile."""
     symbolic = not isinstance(sch.get(loop).extent, IntImm)
-    return sch.split(loop, [-1, TILE], guard_at_block=symbolic)
+    return sch.split(loop, [-1, size], guard_at_block=symbolic)
 
 
-def _spread_rows(sch: IRSchedule, rows: LoopRef, cols: LoopRef) -> None:
-    """A tile's 32 rows over threadIdx.y (8, then 4 serial steps: rows y, y + 8, ...)
-    and its 32 columns over threadIdx.x."""
-    step, row = sch.split(rows, [TILE // TILE_ROWS, TILE_ROWS])
-    sch.reorder([row, cols, step])
+def _spread_rows(sch: IRSchedule, rows: LoopRef, cols: LoopRef, lanes: int = 1) -> None:
+    """A tile's rows over threadIdx.y (8, then serial steps: rows y, y + 8, ...) and
+    its columns over threadIdx.x, `lanes` consecutive columns a thread (a vector)."""
+    size = TILE * lanes
+    step, row = sch.split(rows, [size // TILE_ROWS, TILE_ROWS])
+    if lanes == 1:
+        sch.reorder([row, cols, step])
+        sch.bind(row, "threadIdx.y")
+        sch.bind(cols, "threadIdx.x")
+        sch.unroll(step)
+        return
+    col, lane = sch.split(cols, [TILE, lanes])
+    sch.reorder([row, col, step, lane])
     sch.bind(row, "threadIdx.y")
-    sch.bind(cols, "threadIdx.x")
+    sch.bind(col, "threadIdx.x")
     sch.unroll(step)
+    sch.vectorize(lane, lanes)

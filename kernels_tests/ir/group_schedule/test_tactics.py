@@ -114,7 +114,7 @@ def test_knobs_are_what_the_schedule_decided(functions, name):
     elif tactic == "column":
         assert knobs == {"threads_x": 32, "threads_y": launch.threads_y}
     elif tactic == "tile":
-        assert knobs == {"tile": 32, "tile_rows": 8, "pad": 1}
+        assert knobs == {"tile": 32, "tile_rows": 8, "pad": 1, "lanes": 1}
         assert launch.threads == knobs["tile"] * knobs["tile_rows"]
     else:
         assert {k: knobs[k] for k in ("threads", "blocks", "steps")} == {

@@ -4,6 +4,8 @@ kernel, a shared tile per transposed input, one barrier after each fill)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from cinn_py.hlir.grouping import group_program
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule
-from cinn_py.ir.group_schedule.tile_schedule import TilePlan, tile_plan
+from cinn_py.ir.group_schedule.tile_schedule import TilePlan, tile_lanes, tile_plan
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.printer import print_ir
 from cinn_py.pir.dtypes import DataType, float32_to_bfloat16
@@ -250,3 +252,48 @@ def test_nvrtc_compiles_the_tile_with_one_barrier(arch):
     assert ptx.count("bar.sync") == 1
     assert ".shared .align 4 .b8" in ptx and "ld.shared.f32" in ptx and "st.shared.f32" in ptx
     assert ".local" not in ptx
+
+
+PAIRED = [
+    ("f16-64x128", transpose((64, 128), (1, 0), "float16")),
+    ("f16-192x64-relu", transpose((192, 64), (1, 0), "float16", then="relu")),
+    ("bf16-128x64", transpose((128, 64), (1, 0), "bfloat16")),
+    ("f16-3d", transpose((3, 64, 128), (0, 2, 1), "float16")),
+    ("f16-add-t", transpose((64, 64), (1, 0), "float16", then="add_t")),
+]
+
+
+@pytest.mark.parametrize(("name", "text"), PAIRED, ids=[c[0] for c in PAIRED])
+def test_two_byte_tiles_move_pairs_and_match_the_reference(name, text):
+    """2-byte elements with both tiled dims a multiple of 64: 64 x 64 tiles, each thread
+    a pair of columns (`tile_lanes`), so the fill loads and the block stores 4 bytes a
+    thread (a warp's row one 128-byte line); the numbers as the reference's."""
+    program = parse_program(text)
+    exe = cinn_py.compile(program, target="cuda-emu")
+    body = exe.cuda_source[exe.cuda_source.index('extern "C"') :]
+    half = "__nv_bfloat16" if "bfloat16" in text else "__half"
+    assert f"*reinterpret_cast<const cinn_vec<{half}, 2>*>(var_" in body
+    assert f"*reinterpret_cast<cinn_vec<{half}, 2>*>(var_" in body
+    assert re.search(r"__shared__ \w+ var_\d+_shared\[4224\];", body)  # 64 x (64 + 2)
+    feeds = _feeds(program, seed=5)
+    got = exe.run(feeds)
+    want = run_reference(program, feeds)
+    for key, expected in zip(got, want, strict=True):
+        expected = np.asarray(expected)
+        bf16 = "bfloat16" in text and expected.dtype == np.uint16
+        result = compare(np.asarray(got[key]), expected, "bfloat16" if bf16 else None)
+        assert result.ok, f"{name} {key}: {result}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        transpose((64, 96), (1, 0), "float16"),  # 96: an edge tile
+        transpose((128, 64), (1, 0), "float32"),  # 4-byte elements: pairs not needed
+        transpose((96, 40), (1, 0), "float16", then="cast"),  # a float32 output
+    ],
+)
+def test_other_tiles_keep_one_element_a_thread(text):
+    func = lowered(text)
+    plan = tile_plan(func)
+    assert plan is not None and tile_lanes(func, plan) == 1
