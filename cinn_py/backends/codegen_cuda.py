@@ -179,6 +179,11 @@ class CudaRenderer(CRenderer):
         self.fast_math = fast_math
         """Float32 exp, log, sin, cos, tan, pow, tanh and division by CUDA's fast
         approximations (`FAST_MATH`; `cinn_py.compile(..., fast_math=True)`)."""
+        self._io = {arg.name: arg.io for arg in func.args}
+        self._read_back = _loaded_buffers(func.body)
+        """Buffers the kernel loads: a store of one of them stays every thread's, unless
+        it is a workspace (a grid reduction's partials, read after the last-block
+        barrier)."""
         self._iter_values: dict[str, e.Expr] = {}
         """The iter values of the blocks being rendered, by iter var name: what a store's
         indices read through them (`_one_lane_stores`)."""
@@ -687,6 +692,9 @@ class CudaRenderer(CRenderer):
             return False
         if getattr(node.tensor, "memory_type", None) is not e.MemoryType.GLOBAL:
             return False
+        buffer = buffer_name(node.tensor)
+        if buffer in self._read_back and self._io.get(buffer) is not s.ArgIO.WORKSPACE:
+            return False  # read again in the kernel: every thread keeps its own store
         names: set[str] = set()
         pending = [*node.indices]
         while pending:
@@ -996,3 +1004,22 @@ def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
 
     walk(x)
     return found
+
+
+def _loaded_buffers(body: s.Stmt) -> set[str]:
+    """The names of the buffers loaded anywhere in `body`."""
+    names: set[str] = set()
+    seen: set[int] = set()
+
+    class _Loads(Visitor):
+        def visit(self, node: object) -> None:
+            if id(node) not in seen:  # each node of a shared DAG once
+                seen.add(id(node))
+                super().visit(node)
+
+        def visit_Load(self, node: e.Load) -> None:
+            names.add(buffer_name(node.tensor))
+            self.generic_visit(node)
+
+    _Loads().visit(body)
+    return names
