@@ -156,8 +156,30 @@ def test_timed_bench_compares_symbolic_kernels(tmp_path, capsys):
     assert result["cinn_py_symbolic_s"] > 0 and result["symbolic_kernels"] == 1
 
 
+def test_fast_math_variant_is_checked_and_timed(tmp_path, capsys):
+    """`--fast-math`: each case compiled with `fast_math=True` too, checked at the wider
+    tolerance and timed next to the precise program (smoke: checked only)."""
+    result = bench.smoke_case(bench.CASES["softmax_f16_4096x4096"], nvrtc=False, fast_math=True)
+    assert result.ok and result.message.endswith("fast_math ok"), result.message
+    out = tmp_path / "bench.json"
+    code = bench.main(
+        [
+            *("--target", "cuda-emu", "--tiny", "--repeat", "3", "--budget", "0.01"),
+            *("--cases", "softmax_f32_4096x4096", "--no-torch-compile", "--fast-math"),
+            *("--json", str(out)),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "| case | precise ms | fast_math ms | fast / precise |" in printed
+    (result,) = json.loads(out.read_text())["results"]
+    assert result["cinn_py_fast_math_s"] > 0
+
+
 def test_a_wrong_cinn_py_output_fails_its_row(monkeypatch, capsys):
-    def over_columns(case, target):  # softmax over the other axis: same shape, wrong values
+    def over_columns(
+        case, target, fast_math=False
+    ):  # softmax over the other axis: same shape, wrong values
         program = parse_program(case.program_text.replace("axis:-1", "axis:0"))
         return bench.cinn_py.compile(program, target=target)
 

@@ -777,8 +777,8 @@ def _split(case: Case, arrays: Sequence[Any]) -> tuple[dict[str, Any], dict[str,
     return feeds, params
 
 
-def compile_case(case: Case, target: str) -> Any:
-    return cinn_py.compile(parse_program(case.program_text), target=target)
+def compile_case(case: Case, target: str, fast_math: bool = False) -> Any:
+    return cinn_py.compile(parse_program(case.program_text), target=target, fast_math=fast_math)
 
 
 _LEADING = re.compile(r"tensor<(\d+)x(?=[-\d])")
@@ -851,11 +851,17 @@ class SmokeResult:
 
 
 def smoke_case(
-    case: Case, target: str = "cuda-emu", nvrtc: bool = True, symbolic: bool = False
+    case: Case,
+    target: str = "cuda-emu",
+    nvrtc: bool = True,
+    symbolic: bool = False,
+    fast_math: bool = False,
 ) -> SmokeResult:
     """`case` at its smoke shape on `target` against the NumPy float64 reference, then its
     full-size program through the passes, lowering and codegen for the GPU, with NVRTC.
-    With `symbolic`, the program with -1 rows (`dynamic_text`) instead."""
+    With `symbolic`, the program with -1 rows (`dynamic_text`) instead; with
+    `fast_math`, also compiled with `fast_math=True` (checked at the fast-math
+    tolerance)."""
     tiny = case.at(case.smoke_shape)
     try:
         exe = compile_dynamic(tiny, target) if symbolic else compile_case(tiny, target)
@@ -880,6 +886,16 @@ def smoke_case(
                         f"every dim -1: wrong at {list(tiny.shape)}: {checked.message}",
                     )
                 parts.append(f"every dim -1: {symbolic_kernels(every)} symbolic kernel(s) ok")
+        if fast_math:
+            fast = compile_case(tiny, target, fast_math=True)
+            got = fast.run(feeds, params=params or None)["out0"]
+            scale = tiny.family.tolerance_scale * FAST_MATH_SCALE
+            checked = check(np, got, want, tiny.dtype, scale)
+            if not checked.ok:
+                return SmokeResult(
+                    case.name, False, f"fast_math: wrong at {list(tiny.shape)}: {checked.message}"
+                )
+            parts.append("fast_math ok")
         if nvrtc:
             parts.append(gpu_codegen(case))
         return SmokeResult(case.name, True, "; ".join(parts))
@@ -905,10 +921,16 @@ def gpu_codegen(case: Case, arch: str = SMOKE_ARCH) -> str:
     return f"full size: {len(stages.fused)} kernel(s) built for {arch} ({seconds:.1f} s)"
 
 
-def run_smoke(cases: Sequence[Case], target: str, nvrtc: bool, symbolic: bool = False) -> int:
+def run_smoke(
+    cases: Sequence[Case],
+    target: str,
+    nvrtc: bool,
+    symbolic: bool = False,
+    fast_math: bool = False,
+) -> int:
     failures = 0
     for case in cases:
-        result = smoke_case(case, target, nvrtc, symbolic)
+        result = smoke_case(case, target, nvrtc, symbolic, fast_math)
         failures += not result.ok
         print(f"{'ok  ' if result.ok else 'FAIL'} {result.case}: {result.message}", flush=True)
     print(f"{len(cases) - failures} passed, {failures} failed")
@@ -928,6 +950,14 @@ class Options:
     symbolic: bool = False
     """Also time the program with -1 rows (symbolic kernels) against the static one, and
     where the case has no parameters with every dim -1 (rows of symbolic length)."""
+    fast_math: bool = False
+    """Also time the program compiled with `fast_math=True`, checked at the fast-math
+    tolerance (`FAST_MATH_SCALE` times the case's)."""
+
+
+FAST_MATH_SCALE = 20.0
+"""How much wider the check of a fast-math run is than the case's own: float32's rtol
+1e-4 -> 2e-3, as `cinn_py.tolerances.FAST_MATH`."""
 
 
 def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict[str, Any]:
@@ -962,11 +992,15 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
         want = case.family.reference(xp, xp.float64, *arrays)
         result["checked_against"] = "a float64 reference (no torch eager)"
 
-    def measure(key: str, setup: Callable[[], tuple[Callable[[], Any], Any]]) -> None:
-        """`setup()` gives the function to time and its first output, checked first."""
+    def measure(
+        key: str, setup: Callable[[], tuple[Callable[[], Any], Any]], widen: float = 1.0
+    ) -> None:
+        """`setup()` gives the function to time and its first output, checked first (at
+        `widen` times the case's tolerance)."""
         try:
             fn, output = setup()
-            verdict = check(xp, output, want, case.dtype, case.family.tolerance_scale)
+            scale = case.family.tolerance_scale * widen
+            verdict = check(xp, output, want, case.dtype, scale)
             if not verdict.ok:
                 result[f"{key}_error"] = f"wrong: {verdict.message}"
                 return
@@ -1004,6 +1038,14 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
         runtime = exe.runtime_program
         return (lambda: runtime.execute(runtime.scope)), output
 
+    def fast() -> tuple[Callable[[], Any], Any]:
+        exe = compile_case(case, backend.target, fast_math=True)
+        output = backend.run_compiled(exe, feeds, params)
+        runtime = exe.runtime_program
+        return (lambda: runtime.execute(runtime.scope)), output
+
+    if options.fast_math:
+        measure("cinn_py_fast_math", fast, FAST_MATH_SCALE)
     if options.symbolic:
         measure("cinn_py_symbolic", symbolic)
         if all_dynamic_text(case) is not None:
@@ -1069,6 +1111,16 @@ def row(result: dict[str, Any], copy_bw: float) -> str:
     )
 
 
+def fast_math_row(result: dict[str, Any]) -> str:
+    """The case compiled with `fast_math=True` (`--fast-math`) against the precise one,
+    same run."""
+    precise, fast = _cell(result, "cinn_py"), _cell(result, "cinn_py_fast_math")
+    ratio = "n/a"
+    if "cinn_py_s" in result and "cinn_py_fast_math_s" in result:
+        ratio = f"{result['cinn_py_fast_math_s'] / result['cinn_py_s']:.2f}x"
+    return f"| {result['case']} | {precise} | {fast} | {ratio} |"
+
+
 def symbolic_row(result: dict[str, Any]) -> str:
     """The case with -1 rows (`--symbolic`) against the static program, same run."""
     static, dynamic = _cell(result, "cinn_py"), _cell(result, "cinn_py_symbolic")
@@ -1122,6 +1174,14 @@ def report(
         *(baseline_row(r, copy_bw) for r in results),
         "",
     ]
+    fast = [r for r in results if "cinn_py_fast_math_s" in r or "cinn_py_fast_math_error" in r]
+    if fast:
+        lines += [
+            "| case | precise ms | fast_math ms | fast / precise |",
+            "| --- " * 4 + "|",
+            *(fast_math_row(r) for r in fast),
+            "",
+        ]
     symbolic = [r for r in results if "cinn_py_symbolic_s" in r or "cinn_py_symbolic_error" in r]
     if symbolic:
         lines += [
@@ -1228,6 +1288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "where it has no parameters: timed against the static program in the same run; "
         "with --smoke, checked instead of it",
     )
+    parser.add_argument(
+        "--fast-math",
+        action="store_true",
+        help="also run each case compiled with fast_math=True: timed against the precise "
+        "program in the same run; with --smoke, checked (at the fast-math tolerance) too",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -1238,7 +1304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(list_cases())
         return 0
     if args.smoke:
-        return run_smoke(cases, args.target or "cuda-emu", not args.no_nvrtc, args.symbolic)
+        return run_smoke(
+            cases, args.target or "cuda-emu", not args.no_nvrtc, args.symbolic, args.fast_math
+        )
     if args.tiny:
         cases = [case.at(case.smoke_shape) for case in cases]
 
@@ -1259,7 +1327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import torch
     except ImportError:
         torch = None
-    options = Options(args.repeat, args.budget, not args.no_torch_compile, args.symbolic)
+    options = Options(
+        args.repeat, args.budget, not args.no_torch_compile, args.symbolic, args.fast_math
+    )
     results = run_bench(cases, backend, torch, options, args.json)
     failed = [r["case"] for r in results if "cinn_py_s" not in r]
     if failed:
