@@ -56,7 +56,7 @@ from cinn_py.ir import stmt as s
 from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
 from cinn_py.ir.simplify import simplify
-from cinn_py.ir.visitor import Visitor, structural_equal, structural_key
+from cinn_py.ir.visitor import Visitor, nodes, structural_equal, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
@@ -1008,18 +1008,4 @@ def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
 
 def _loaded_buffers(body: s.Stmt) -> set[str]:
     """The names of the buffers loaded anywhere in `body`."""
-    names: set[str] = set()
-    seen: set[int] = set()
-
-    class _Loads(Visitor):
-        def visit(self, node: object) -> None:
-            if id(node) not in seen:  # each node of a shared DAG once
-                seen.add(id(node))
-                super().visit(node)
-
-        def visit_Load(self, node: e.Load) -> None:
-            names.add(buffer_name(node.tensor))
-            self.generic_visit(node)
-
-    _Loads().visit(body)
-    return names
+    return {buffer_name(n.tensor) for n in nodes(body) if isinstance(n, e.Load)}

@@ -1,6 +1,6 @@
-"""Walking the AST: a Visitor, a Mutator that shares unchanged subtrees, and
-structural equality (exact, or up to a consistent renaming: `canonical_key`), and the
-renaming itself (`rename`).
+"""Walking the AST: `nodes` (every node once, for the collectors), a Visitor, a Mutator
+that shares unchanged subtrees, structural equality (exact, or up to a consistent
+renaming: `canonical_key`), and the renaming itself (`rename`).
 
 Dispatch is by class name: `visit_Add(self, node)` handles Add; a node kind without
 a method goes to `generic_visit`, which walks its children (the IrNode values of its
@@ -9,7 +9,7 @@ a method goes to `generic_visit`, which walks its children (the IrNode values of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cinn_py.ir.expr import Buffer, IrNode, Tensor, Var
@@ -25,6 +25,24 @@ def children(node: IrNode) -> list[IrNode]:
         elif isinstance(value, tuple):
             out.extend(v for v in value if isinstance(v, IrNode))
     return out
+
+
+def nodes(root: IrNode, prune: Callable[[IrNode], bool] | None = None) -> Iterator[IrNode]:
+    """Every node under `root` (itself first), pre-order in field order, each node of a
+    shared DAG once (an expression that reads one Load twice holds it once). `prune`:
+    below a node it is true of, nothing more (the node itself is still given). The one
+    walk of the collectors: `[n for n in nodes(x) if isinstance(n, Load)]`, not a
+    Visitor subclass each."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if prune is None or not prune(node):
+            stack.extend(reversed(children(node)))
 
 
 class Visitor:

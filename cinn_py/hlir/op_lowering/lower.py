@@ -40,7 +40,7 @@ from cinn_py.hlir.op_lowering.registry import lowering_of, unfolded_operands
 from cinn_py.hlir.op_pattern import is_reduction
 from cinn_py.hlir.symbolic_dims import Dim, SymbolicDims
 from cinn_py.ir.dim_values import is_dim_name
-from cinn_py.ir.expr import Buffer, Call, Expr, IntImm, Load, Var
+from cinn_py.ir.expr import Buffer, Call, Expr, IntImm, IrNode, Load, Var
 from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.stmt import (
     COMPUTED_ONCE,
@@ -56,7 +56,7 @@ from cinn_py.ir.stmt import (
     Stmt,
     Store,
 )
-from cinn_py.ir.visitor import Visitor
+from cinn_py.ir.visitor import nodes
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.operation import Operation
 from cinn_py.pir.types import DYNAMIC, DenseTensorType, VectorType
@@ -190,23 +190,17 @@ def _lower(
 def dim_vars(body: Stmt, holders: Sequence[Argument | Buffer]) -> list[Var]:
     """The symbolic dims (`S<k>` Vars) `body` and the buffers' shapes read, by name:
     the scalar arguments of a symbolic kernel."""
-    finder = _DimVars()
-    finder.visit(body)
+    roots: list[IrNode] = [body]
     for holder in holders:
         buffer = holder.value if isinstance(holder, Argument) else holder
         if isinstance(buffer, Buffer):
-            for extent in buffer.shape:
-                finder.visit(extent)
-    return sorted(finder.found.values(), key=lambda v: int(v.name[1:]))
-
-
-class _DimVars(Visitor):
-    def __init__(self) -> None:
-        self.found: dict[str, Var] = {}
-
-    def visit_Var(self, node: Var) -> None:
-        if is_dim_name(node.name):
-            self.found.setdefault(node.name, node)
+            roots.extend(d for d in buffer.shape if isinstance(d, IrNode))
+    found: dict[str, Var] = {}
+    for root in roots:
+        for node in nodes(root):
+            if isinstance(node, Var) and is_dim_name(node.name):
+                found.setdefault(node.name, node)
+    return sorted(found.values(), key=lambda v: int(v.name[1:]))
 
 
 # ---- checks --------------------------------------------------------------------------
@@ -322,30 +316,7 @@ def _computed_once(op: Operation, value: Value, lowered: Lowered, group: Group) 
     if not folded or len({id(u) for u in users}) < 2:
         return False
     at = tuple(Var(f"i{d}", IntImm(0).dtype) for d in range(lowered.rank))
-    return _Calls.within(lowered(at))
-
-
-class _Calls(Visitor):
-    """Whether an expression DAG holds a Call, each shared node visited once."""
-
-    def __init__(self) -> None:
-        self.found = False
-        self.seen: set[int] = set()
-
-    @classmethod
-    def within(cls, value: Expr) -> bool:
-        finder = cls()
-        finder.visit(value)
-        return finder.found
-
-    def visit(self, node: object) -> None:
-        if self.found or id(node) in self.seen:
-            return
-        self.seen.add(id(node))
-        if isinstance(node, Call):
-            self.found = True
-            return
-        super().visit(node)
+    return any(isinstance(n, Call) for n in nodes(lowered(at)))
 
 
 def _stored(value: Value, group: Group, inline: bool) -> bool:
@@ -421,30 +392,12 @@ class _NestBuilder:
         return True
 
 
-class _Loads(Visitor):
-    """Every Load in an expression DAG, each shared node visited once."""
-
-    def __init__(self) -> None:
-        self.loads: list[Load] = []
-        self.seen: set[int] = set()
-
-    def visit(self, node: object) -> None:
-        if id(node) in self.seen:
-            return
-        self.seen.add(id(node))
-        if isinstance(node, Load):
-            self.loads.append(node)
-        super().visit(node)
-
-
 def read_regions(value: Expr, iter_vars: Sequence[Var]) -> list[BufferRange]:
     """The regions of each buffer `value` loads, in first-load order: per dim, the iter
     var when every load indexes that dim by it, else a var spanning the indices'
     constant bounds (the whole dim when they are unknown)."""
-    finder = _Loads()
-    finder.visit(value)
     by_buffer: dict[str, tuple[Buffer, list[Load]]] = {}
-    for load in finder.loads:
+    for load in (n for n in nodes(value) if isinstance(n, Load)):
         by_buffer.setdefault(load.tensor.name, (load.tensor, []))[1].append(load)
     regions = []
     for buffer, loads in by_buffer.values():

@@ -95,7 +95,7 @@ from cinn_py.ir.schedule.cache_read import cache_problem
 from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.schedule.reduction_fusion import fusion_problem
 from cinn_py.ir.stmt import ArgIO, LoweredFunc
-from cinn_py.ir.visitor import Visitor
+from cinn_py.ir.visitor import nodes
 
 ELEMENTS_PER_THREAD = 4
 """How many of a row's accesses (vectors of V elements; elements at V = 1) each thread
@@ -532,23 +532,11 @@ def _schedule_other(
     distribute(sch, flat, extent, 1, LaunchConfig(threads=threads, blocks=blocks, steps=1))
 
 
-class _Reduces(Visitor):
-    def __init__(self) -> None:
-        self.found: list[Reduce | ArgReduce] = []
-
-    def visit_Reduce(self, node: Reduce | ArgReduce) -> None:
-        self.found.append(node)
-        self.generic_visit(node)
-
-    visit_ArgReduce = visit_Reduce  # argmax / argmin: factorized as pairs
-
-
 def find_reduces(node: object) -> list[Reduce | ArgReduce]:
     """Every `Reduce` and `ArgReduce` node under `node`: what `factorize_reduction`
-    rewrites, and (with `thread_axis` set) what combines across threads."""
-    finder = _Reduces()
-    finder.visit(node)
-    return finder.found
+    rewrites, and (with `thread_axis` set) what combines across threads (argmax /
+    argmin: factorized as pairs)."""
+    return [n for n in nodes(node) if isinstance(n, (Reduce, ArgReduce))]
 
 
 def _has_reduce(node: object) -> bool:

@@ -36,7 +36,7 @@ from cinn_py.ir.stmt import (
     ScheduleBlockRealize,
     Store,
 )
-from cinn_py.ir.visitor import Mutator, Visitor
+from cinn_py.ir.visitor import Mutator, Visitor, nodes
 
 ROOT = "root"
 UNKNOWN_BLOCK = "<unknown>"
@@ -259,14 +259,6 @@ def substitute_stmt(stmt: IrNode, mapping: Mapping[str, Expr]) -> IrNode:
 # ---- names ------------------------------------------------------------------------------
 
 
-class _Names(Visitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Var(self, node: Var) -> None:
-        self.names.add(node.name)
-
-
 def unflatten(flat: Expr, axes: tuple[Var, ...] | list[Var]) -> dict[str, Expr]:
     """Each axis's index at row-major position `flat` of the box `axes` spans (every Var
     with a constant [lower, upper)): the substitution that walks several reduce axes as
@@ -288,9 +280,7 @@ def unflatten(flat: Expr, axes: tuple[Var, ...] | list[Var]) -> dict[str, Expr]:
 
 def var_names(node: IrNode) -> set[str]:
     """The names of every Var in `node`."""
-    names = _Names()
-    names.visit(node)
-    return names.names
+    return {n.name for n in nodes(node) if isinstance(n, Var)}
 
 
 def taken_names(func: LoweredFunc) -> set[str]:
@@ -314,59 +304,20 @@ def single_store(block: ScheduleBlock) -> Store | None:
     return body if isinstance(body, Store) else None
 
 
-class _Loads(Visitor):
-    """The Loads of one buffer, not looking into nested schedule blocks."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found: list[Load] = []
-
-    def visit_Load(self, node: Load) -> None:
-        if storage_name(node.tensor) == self.name:
-            self.found.append(node)
-        self.generic_visit(node)
-
-    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
-        return None
-
-
 def loads_of(node: IrNode, name: str) -> list[Load]:
     """The Loads of buffer `name` in `node` (outside nested schedule blocks)."""
-    loads = _Loads(name)
-    loads.visit(node)
-    return loads.found
-
-
-class _AllLoads(Visitor):
-    def __init__(self) -> None:
-        self.found: list[Load] = []
-
-    def visit_Load(self, node: Load) -> None:
-        self.found.append(node)
-        self.generic_visit(node)
+    nested = nodes(node, prune=lambda n: isinstance(n, ScheduleBlockRealize))
+    return [n for n in nested if isinstance(n, Load) and storage_name(n.tensor) == name]
 
 
 def all_loads(expr: Expr) -> list[Load]:
-    """Every Load in `expr`, in pre-order."""
-    loads = _AllLoads()
-    loads.visit(expr)
-    return loads.found
-
-
-class _HasReduce(Visitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Reduce(self, node: Reduce) -> None:
-        self.found = True
-
-    visit_ArgReduce = visit_Reduce  # argmax / argmin reduce too
+    """Every Load in `expr`, in pre-order (a Load the expression shares, once)."""
+    return [n for n in nodes(expr) if isinstance(n, Load)]
 
 
 def has_reduce(expr: Expr) -> bool:
-    check = _HasReduce()
-    check.visit(expr)
-    return check.found
+    """Whether `expr` holds a Reduce or an ArgReduce (argmax / argmin reduce too)."""
+    return any(isinstance(n, (Reduce, ArgReduce)) for n in nodes(expr))
 
 
 class _Outermost(Visitor):
