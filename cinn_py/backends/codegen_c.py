@@ -40,6 +40,7 @@ from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.dim_values import is_dim_name
 from cinn_py.ir.live_steps import live_extent
+from cinn_py.ir.operators import C_SPELLING
 from cinn_py.ir.schedule.analysis import all_loads
 from cinn_py.ir.simplify import lower_bound, reads_values, simplify
 from cinn_py.ir.visitor import Visitor
@@ -230,21 +231,7 @@ class CRenderer(Visitor):
         DataType.FLOAT32: "float",
         DataType.FLOAT64: "double",
     }
-    binary_ops: ClassVar[dict[type, str]] = {
-        e.Add: "+",
-        e.Sub: "-",
-        e.Mul: "*",
-        e.Div: "/",
-        e.Mod: "%",
-        e.EQ: "==",
-        e.NE: "!=",
-        e.LT: "<",
-        e.LE: "<=",
-        e.GT: ">",
-        e.GE: ">=",
-        e.And: "&&",
-        e.Or: "||",
-    }
+    binary_ops: ClassVar[dict[type, str]] = dict(C_SPELLING)  # `ir/operators.py`
     min_max: ClassVar[dict[type, str]] = {e.Min: "cinn_min", e.Max: "cinn_max"}
     float_math: ClassVar[dict[str, tuple[str, int]]] = FLOAT_MATH
     float_tests: ClassVar[frozenset[str]] = frozenset({"isnan", "isinf", "isfinite"})

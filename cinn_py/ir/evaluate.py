@@ -14,23 +14,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 
-import numpy as np
-
 from cinn_py.ir import expr as e
+from cinn_py.ir.operators import OPERATORS
 from cinn_py.pir.dtypes import float_to_int
-
-
-def c_div(a: int, b: int) -> int:
-    """C's `a / b` on integers: the quotient truncated toward zero; 0 when `b` is 0."""
-    if b == 0:
-        return 0
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def c_mod(a: int, b: int) -> int:
-    """C's `a % b`: `a - (a / b) * b`, with the sign of `a`; 0 when `b` is 0."""
-    return a - c_div(a, b) * b if b != 0 else 0
 
 
 def int_pow(base: int, exponent: int, bits: int) -> int:
@@ -76,37 +62,12 @@ def evaluate(node: e.Expr, env: Mapping[str, int | float | bool]) -> int | float
 
 
 def _binary(node: e.BinaryOp, a: int | float | bool, b: int | float | bool) -> int | float | bool:
-    integer = node.a.dtype.is_integer
-    if isinstance(node, e.Add):
-        return a + b
-    if isinstance(node, e.Sub):
-        return a - b
-    if isinstance(node, e.Mul):
-        return a * b
-    if isinstance(node, e.Div):
-        if integer:
-            return c_div(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float(np.float64(a) / np.float64(b))
-    if isinstance(node, e.Mod):
-        return c_mod(a, b)
-    if isinstance(node, e.Min):
-        return min(a, b)
-    if isinstance(node, e.Max):
-        return max(a, b)
-    if isinstance(node, e.And):
-        return a and b
-    if isinstance(node, e.Or):
-        return a or b
-    compare = {
-        e.EQ: a == b,
-        e.NE: a != b,
-        e.LT: a < b,
-        e.LE: a <= b,
-        e.GT: a > b,
-        e.GE: a >= b,
-    }
-    return compare[type(node)]
+    """The operator's value (`operators.OPERATORS`): integer forms on integer operands
+    (and `%`, which has no float form), IEEE forms on floats."""
+    op = OPERATORS[type(node)]
+    if node.a.dtype.is_integer or op.real is None:
+        return op.integer(a, b)
+    return op.real(a, b)
 
 
 def _arg_reduce(node: e.ArgReduce, env: Mapping[str, int | float | bool]) -> int:

@@ -35,7 +35,8 @@ import numpy as np
 from cinn_py.errors import FeedError
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
-from cinn_py.ir.evaluate import c_div, c_mod, int_pow
+from cinn_py.ir.evaluate import int_pow
+from cinn_py.ir.operators import OPERATORS
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 
 Env = dict[str, Any]
@@ -234,12 +235,7 @@ def _intrinsic(node: e.Call, args: list[Eval]) -> Eval:
 
 
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    e.EQ: lambda a, b: a == b,
-    e.NE: lambda a, b: a != b,
-    e.LT: lambda a, b: a < b,
-    e.LE: lambda a, b: a <= b,
-    e.GT: lambda a, b: a > b,
-    e.GE: lambda a, b: a >= b,
+    kind: OPERATORS[kind].real for kind in (e.EQ, e.NE, e.LT, e.LE, e.GT, e.GE)
 }
 
 
@@ -328,12 +324,9 @@ class _Compiler:
             return lambda env: bool(compare(a(env), b(env)))
         if dtype.is_integer:
             return _int_arithmetic(node, a, b, dtype)
-        op = {
-            e.Add: lambda x, y: x + y,
-            e.Sub: lambda x, y: x - y,
-            e.Mul: lambda x, y: x * y,
-            e.Div: lambda x, y: x / y,
-        }[type(node)]
+        # NumPy scalars of the dtype: their IEEE arithmetic (x / 0 is inf or NaN), not
+        # the table's float64 division, so the result rounds as the kernel's does
+        op = _FLOAT_ARITHMETIC[type(node)]
         if dtype is BF16:
             return lambda env: _round_bf16(op(a(env), b(env)))
         make = dtype.numpy.type
@@ -572,17 +565,20 @@ def _buffer_name(tensor: e.Buffer | e.Tensor) -> str:
     return tensor.name
 
 
+_FLOAT_ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
+    e.Add: OPERATORS[e.Add].real,
+    e.Sub: OPERATORS[e.Sub].real,
+    e.Mul: OPERATORS[e.Mul].real,
+    e.Div: lambda x, y: x / y,
+}
+"""Float arithmetic on NumPy scalars (`operators.OPERATORS` but for `/`, whose table
+form divides in float64)."""
+
+
 def _int_arithmetic(node: e.BinaryOp, a: Eval, b: Eval, dtype: DataType) -> Eval:
-    """Wrapping arithmetic; `/` and `%` by zero give 0 (c_div, c_mod)."""
+    """Wrapping arithmetic; `/` and `%` by zero give 0 (`operators.c_div`, `c_mod`)."""
     wrap = _wrapper(dtype)
-    op = {
-        e.Add: lambda x, y: x + y,
-        e.Sub: lambda x, y: x - y,
-        e.Mul: lambda x, y: x * y,
-        e.Div: c_div,
-        e.Mod: c_mod,
-    }
-    fn = op[type(node)]
+    fn = OPERATORS[type(node)].integer
     return lambda env: wrap(fn(a(env), b(env)))
 
 

@@ -17,26 +17,13 @@ import numpy as np
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.operators import PRINTED
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
 
 _INDENT = "  "
 
-_BINARY = {
-    e.Add: "+",
-    e.Sub: "-",
-    e.Mul: "*",
-    e.Div: "/",
-    e.Mod: "%",
-    e.EQ: "==",
-    e.NE: "!=",
-    e.LT: "<",
-    e.LE: "<=",
-    e.GT: ">",
-    e.GE: ">=",
-    e.And: "and",
-    e.Or: "or",
-}
+_BINARY = PRINTED  # `operators.py`: each operator's printed spelling
 
 _REDUCE = {
     e.ReduceType.SUM: "sum",

@@ -35,7 +35,7 @@ import numpy as np
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
-from cinn_py.ir.evaluate import c_div, c_mod
+from cinn_py.ir.operators import OPERATORS, c_div
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.visitor import Mutator, structural_equal, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
@@ -131,45 +131,22 @@ def _float(value: float, dtype: DataType) -> float:
 
 
 def _fold(node: e.BinaryOp) -> e.Expr | None:
+    """A binary node of two constants as a constant (`operators.OPERATORS`' value,
+    wrapped or rounded to the dtype); None where folding would hide something: a float
+    divided by zero (left for the GPU's IEEE answer), a float `%`."""
     a, b, dtype = node.a.value, node.b.value, node.a.dtype
-    if isinstance(node, e.CmpOp):
-        result = {
-            e.EQ: a == b,
-            e.NE: a != b,
-            e.LT: a < b,
-            e.LE: a <= b,
-            e.GT: a > b,
-            e.GE: a >= b,
-        }[type(node)]
-        return e.UIntImm(result)
-    if isinstance(node, e.LogicalOp):
-        return e.UIntImm(a and b if isinstance(node, e.And) else a or b)
+    op = OPERATORS[type(node)]
+    if isinstance(node, (e.CmpOp, e.LogicalOp)):
+        return e.UIntImm(bool(op.integer(a, b)))
     if isinstance(node, (e.Div, e.Mod)) and b == 0 and not dtype.is_integer:
         return None
     if dtype.is_integer:
-        ops = {
-            e.Add: lambda: a + b,
-            e.Sub: lambda: a - b,
-            e.Mul: lambda: a * b,
-            e.Div: lambda: c_div(a, b),
-            e.Mod: lambda: c_mod(a, b),
-            e.Min: lambda: min(a, b),
-            e.Max: lambda: max(a, b),
-        }
-        return e.make_const(_wrap(ops[type(node)](), dtype), dtype)
-    if not dtype.is_float:
+        return e.make_const(_wrap(op.integer(a, b), dtype), dtype)
+    if not dtype.is_float or op.real is None:
         return None
     fa, fb = _float(a, dtype), _float(b, dtype)
     with np.errstate(all="ignore"):
-        ops = {
-            e.Add: lambda: fa + fb,
-            e.Sub: lambda: fa - fb,
-            e.Mul: lambda: fa * fb,
-            e.Div: lambda: float(np.float64(fa) / np.float64(fb)),
-            e.Min: lambda: min(fa, fb),
-            e.Max: lambda: max(fa, fb),
-        }
-        return e.FloatImm(_float(ops[type(node)](), dtype), dtype)
+        return e.FloatImm(_float(op.real(fa, fb), dtype), dtype)
 
 
 def _rewrite(node: e.Expr) -> e.Expr:

@@ -29,8 +29,9 @@ from cinn_py.hlir.grouping import make_group
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering import lower_group
 from cinn_py.ir import expr as e
-from cinn_py.ir.evaluate import c_div, c_mod, evaluate, int_pow
+from cinn_py.ir.evaluate import evaluate, int_pow
 from cinn_py.ir.interpreter import run_function, storage_dtype
+from cinn_py.ir.operators import c_div, c_mod
 from cinn_py.ir.simplify import simplify
 from cinn_py.ops.elementwise import int_power, trunc_divide
 from cinn_py.pir import Builder, DataType, Program
