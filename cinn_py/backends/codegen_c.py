@@ -39,6 +39,7 @@ from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.dim_values import is_dim_name
+from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.operators import C_SPELLING
 from cinn_py.ir.schedule.analysis import all_loads
@@ -62,11 +63,11 @@ CPP_KEYWORDS = frozenset(
 """C++ keywords and names a translation unit must not redefine."""
 
 FLOAT_MATH: dict[str, tuple[str, int]] = {
-    name: (name, 1)
-    for name in "exp expm1 log log1p log2 sqrt rsqrt sin cos tan tanh erf floor ceil rint".split()
-} | {"abs": ("fabs", 1), "pow": ("pow", 2), "fmod": ("fmod", 2)}
-"""Intrinsic -> (C name of its double form, arity); the float form adds `f`. Only
-accurate library functions (no fast-math intrinsics): results must match NumPy."""
+    i.name: (i.c, i.arity) for i in INTRINSICS.values() if i.c is not None
+}
+"""Intrinsic -> (C name of its double form, arity), from `ir/intrinsics.py`; the float
+form adds `f`. Accurate library functions: results must match NumPy (fast math is
+the CUDA renderer's option)."""
 
 _RESERVED_FORM = re.compile(r"^(?:__|_[A-Z])|^[A-Z0-9_]*[A-Z][A-Z0-9_]*$")
 """Names C++ reserves (`__x`, `_X`) and macro-like all-capitals names (`NAN`, `EOF`),
@@ -234,7 +235,7 @@ class CRenderer(Visitor):
     binary_ops: ClassVar[dict[type, str]] = dict(C_SPELLING)  # `ir/operators.py`
     min_max: ClassVar[dict[type, str]] = {e.Min: "cinn_min", e.Max: "cinn_max"}
     float_math: ClassVar[dict[str, tuple[str, int]]] = FLOAT_MATH
-    float_tests: ClassVar[frozenset[str]] = frozenset({"isnan", "isinf", "isfinite"})
+    float_tests: ClassVar[frozenset[str]] = frozenset(n for n, i in INTRINSICS.items() if i.test)
     narrow_ints: ClassVar[frozenset[DataType]] = frozenset(
         {DataType.INT8, DataType.UINT8, DataType.INT16}
     )

@@ -54,6 +54,7 @@ from cinn_py.backends.codegen_lanes import (
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.in_place import in_place_pairs
+from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.visitor import Visitor, nodes, structural_equal, structural_key
@@ -110,20 +111,14 @@ def runtime_header() -> str:
 
 
 FAST_MATH: dict[str, tuple[str, int]] = {
-    "exp": ("__expf", 1),
-    "log": ("__logf", 1),
-    "log2": ("__log2f", 1),
-    "sin": ("__sinf", 1),
-    "cos": ("__cosf", 1),
-    "tan": ("__tanf", 1),
-    "pow": ("__powf", 2),
-    "tanh": ("cinn_tanh_approx", 1),
+    i.name: (i.fast, i.arity) for i in INTRINSICS.values() if i.fast is not None
 }
-"""Float32 intrinsic -> (its fast approximation, arity), with `fast_math` (float32
-division is `__fdividef` then): CUDA's `__expf` family (MUFU: 2 ulp plus an error that
-grows with the argument, `__expf(x)` about |x| * 2**-22 relative), `tanh.approx.f32`
-(about 2**-11 relative, sm_75+) through the runtime header. Accurate forms otherwise;
-cuda-emu runs the accurate ones for both (`cinn_emu_math.h`)."""
+"""Float32 intrinsic -> (its fast approximation, arity; `ir/intrinsics.py`), with
+`fast_math` (float32 division is `__fdividef` then): CUDA's `__expf` family (MUFU: 2
+ulp plus an error that grows with the argument, `__expf(x)` about |x| * 2**-22
+relative), `tanh.approx.f32` (about 2**-11 relative, sm_75+) through the runtime
+header. Accurate forms otherwise; cuda-emu runs the accurate ones for both
+(`cinn_emu_math.h`)."""
 
 
 class CudaRenderer(CRenderer):

@@ -26,7 +26,6 @@ for the few thousand elements tests use.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +35,7 @@ from cinn_py.errors import FeedError
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.evaluate import int_pow
+from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.operators import OPERATORS
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16, float_to_int
 
@@ -169,49 +169,13 @@ def _allocate(buffer: e.Buffer) -> np.ndarray:
 # ---- intrinsics ----------------------------------------------------------------------------
 
 
-def _c_pow(a: Any, b: Any) -> Any:
-    """C's pow: NumPy's power, except that -inf to a finite non-integer power is +inf
-    (positive power) or +0 (negative), where NumPy gives NaN."""
-    fb = float(b)
-    if float(a) == -math.inf and math.isfinite(fb) and fb != math.trunc(fb):
-        return type(a)(math.inf if fb > 0 else 0.0)
-    return np.power(a, b)
-
-
-_UNARY_FLOAT: dict[str, Callable[[Any], Any]] = {
-    "exp": np.exp,
-    "expm1": np.expm1,
-    "log": np.log,
-    "log1p": np.log1p,
-    "log2": np.log2,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: type(x)(1) / np.sqrt(x),
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "tanh": np.tanh,
-    "erf": lambda x: math.erf(float(x)),
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "rint": np.rint,
-    "abs": np.abs,
-}
-
-_BINARY_FLOAT: dict[str, Callable[[Any, Any], Any]] = {"pow": _c_pow, "fmod": np.fmod}
-
-_TESTS: dict[str, Callable[[Any], Any]] = {
-    "isnan": np.isnan,
-    "isinf": np.isinf,
-    "isfinite": np.isfinite,
-}
-
-
 def _intrinsic(node: e.Call, args: list[Eval]) -> Eval:
     name, dtype = node.name, node.dtype
     if node.call_type is not e.CallType.INTRINSIC:
         raise NotImplementedError(f"interpreter: extern call '{name}' is not interpreted")
-    if name in _TESTS and len(args) == 1:
-        test, (x,) = _TESTS[name], args
+    entry = INTRINSICS.get(name)
+    if entry is not None and entry.test and len(args) == 1:
+        test, (x,) = entry.numpy, args
         return lambda env: bool(test(x(env)))
     if name == "abs" and dtype.is_integer and len(args) == 1:
         wrap, (x,) = _wrapper(dtype), args
@@ -220,12 +184,13 @@ def _intrinsic(node: e.Call, args: list[Eval]) -> Eval:
         wrap, (a, b) = _wrapper(dtype), args
         return lambda env: wrap(int_pow(a(env), b(env), 8 * dtype.itemsize))
     make = _float_maker(dtype) if dtype.is_float else None
-    if make is not None and name in _UNARY_FLOAT and len(args) == 1:
-        fn, (x,) = _UNARY_FLOAT[name], args
-        return lambda env: make(fn(x(env)))
-    if make is not None and name in _BINARY_FLOAT and len(args) == 2:
-        fn2, (a, b) = _BINARY_FLOAT[name], args
-        return lambda env: make(fn2(a(env), b(env)))
+    if make is not None and entry is not None and not entry.test and entry.arity == len(args):
+        fn = entry.numpy
+        if len(args) == 1:
+            (x,) = args
+            return lambda env: make(fn(x(env)))
+        a, b = args
+        return lambda env: make(fn(a(env), b(env)))
     raise NotImplementedError(
         f"interpreter: intrinsic {name}({len(args)} args) -> {dtype.value} is not interpreted"
     )

@@ -1,6 +1,7 @@
 """The operator table (`ir/operators.py`): every binary node kind has one entry, and the
 printer, the C renderer, `evaluate` and constant folding take their spellings and
-values from it."""
+values from it; the intrinsics table (`ir/intrinsics.py`) feeds codegen's accurate and
+fast-math spellings."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import math
 
 import pytest
 
-from cinn_py.backends.codegen_c import CRenderer
+from cinn_py.backends.codegen_c import FLOAT_MATH, CRenderer
+from cinn_py.backends.codegen_cuda import FAST_MATH, runtime_header
+from cinn_py.backends.emu_build import INCLUDE_DIR
 from cinn_py.ir import expr as e
 from cinn_py.ir.evaluate import evaluate
+from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.operators import C_SPELLING, OPERATORS, PRINTED, c_div, c_mod, ieee_div
 from cinn_py.ir.printer import print_ir
 from cinn_py.ir.simplify import simplify
@@ -54,3 +58,12 @@ def test_float_division_is_ieee():
     assert structural_equal(simplify(quarter), e.FloatImm(0.25))
     by_zero = e.Div(e.FloatImm(1.0), e.FloatImm(0.0))
     assert structural_equal(simplify(by_zero), by_zero)  # left for the GPU's IEEE answer
+
+
+def test_the_intrinsics_table_feeds_codegen_and_the_interpreter():
+    assert FLOAT_MATH == {n: (i.c, i.arity) for n, i in INTRINSICS.items() if not i.test}
+    assert CRenderer.float_tests == {"isnan", "isinf", "isfinite"}
+    assert FAST_MATH["exp"] == ("__expf", 1) and "erf" not in FAST_MATH
+    emu = (INCLUDE_DIR / "cinn_emu_math.h").read_text() + runtime_header()
+    for name, _ in FAST_MATH.values():  # cuda-emu defines every approximation
+        assert f" {name}(" in emu, name
