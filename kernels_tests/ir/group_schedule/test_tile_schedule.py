@@ -234,7 +234,10 @@ def test_tiled_transposes_match_the_reference_on_emu(name, text, tiles):
     body = exe.cuda_source[exe.cuda_source.index('extern "C"') :]
     assert body.count("__shared__") == tiles
     assert body.count("__syncthreads();") == tiles
-    feeds = _feeds(program)
+    _matches_the_reference(name, text, program, exe, _feeds(program))
+
+
+def _matches_the_reference(name, text, program, exe, feeds):
     got = exe.run(feeds)
     want = run_reference(program, feeds)
     for key, expected in zip(got, want, strict=True):
@@ -275,14 +278,7 @@ def test_two_byte_tiles_move_pairs_and_match_the_reference(name, text):
     assert f"*reinterpret_cast<const cinn_vec<{half}, 2>*>(var_" in body
     assert f"*reinterpret_cast<cinn_vec<{half}, 2>*>(var_" in body
     assert re.search(r"__shared__ \w+ var_\d+_shared\[4224\];", body)  # 64 x (64 + 2)
-    feeds = _feeds(program, seed=5)
-    got = exe.run(feeds)
-    want = run_reference(program, feeds)
-    for key, expected in zip(got, want, strict=True):
-        expected = np.asarray(expected)
-        bf16 = "bfloat16" in text and expected.dtype == np.uint16
-        result = compare(np.asarray(got[key]), expected, "bfloat16" if bf16 else None)
-        assert result.ok, f"{name} {key}: {result}"
+    _matches_the_reference(name, text, program, exe, _feeds(program, seed=5))
 
 
 @pytest.mark.parametrize(
