@@ -34,6 +34,7 @@ a library op.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -542,10 +543,12 @@ def _paddle_plane_max(emit: Emitter, op: Operation, last: bool) -> Value | None:
     """Paddle's max of each whole plane as two max reductions. Its fold `y = y > x ? y
     : x` from -FLT_MAX depends on the taps' order: a NaN resets it (y becomes NaN, and
     the next tap replaces y whatever it is), so the result is NaN when the plane's last
-    element is NaN, else the max of the elements after the last NaN, at least -FLT_MAX.
-    Here: `after` = 1 + the position of the last NaN (a max reduction of isnan * (1 +
-    position)), then the max of the elements past it (the rest replaced by -FLT_MAX),
-    raised to -FLT_MAX, and the plane's last element where it is the NaN. Both
+    element is NaN, else the max of the elements after the last NaN (-inf included:
+    the reset drops the -FLT_MAX start), or with no NaN the max of all, at least
+    -FLT_MAX. Here: `after` = 1 + the position of the last NaN (a max reduction of
+    isnan * (1 + position)), then the max of the elements past it (the rest replaced by
+    -inf), raised to -FLT_MAX where there is no NaN, and the plane's last element where
+    it is the NaN. Both
     reductions are over the same rows, so fusion makes them one kernel (the second
     reads the first back). Needs static plane dims (the positions are a constant)."""
     operand = computed_input(emit, op)
@@ -578,10 +581,14 @@ def _paddle_plane_max(emit: Emitter, op: Operation, last: bool) -> Value | None:
         "pd_op.multiply", emit.cast(emit.op("pd_op.isnan", xc), DataType.INT32), positions
     )
     after = emit.op("pd_op.max", nan_at, None, axis=axes, keepdim=True)
-    floor = emit.op("pd_op.full_like", xc, None, value=-FLT_MAX, dtype=dtype)
-    kept = emit.op("pd_op.where", emit.op("pd_op.greater_than", positions, after), xc, floor)
+    below = emit.op("pd_op.full_like", xc, None, value=-math.inf, dtype=dtype)
+    kept = emit.op("pd_op.where", emit.op("pd_op.greater_than", positions, after), xc, below)
     best = emit.op("pd_op.max", kept, None, axis=axes, keepdim=True)
-    best = emit.op("pd_op.maximum", best, emit.const(-FLT_MAX, dtype))
+    # -FLT_MAX floors the fold only where no NaN reset it: after a NaN the next tap
+    # replaces y whatever it is, -inf included (found by the fuzzer)
+    floored = emit.op("pd_op.maximum", best, emit.const(-FLT_MAX, dtype))
+    no_nan = emit.op("pd_op.equal", after, emit.const(0, DataType.INT32))
+    best = emit.op("pd_op.where", no_nan, floored, best)
     last_value = emit.op(
         "pd_op.slice",
         xc,
