@@ -65,7 +65,7 @@ import cinn_py
 from cinn_py.hlir.group import GroupKind
 from cinn_py.pir.parser import parse_program
 from cinn_py.targets.device import gpu_available
-from cinn_py.tolerances import tolerance
+from cinn_py.tolerances import FAST_MATH, TOLERANCES, tolerance
 
 EPSILON = 1e-5
 """layer_norm's and rms_norm's epsilon, as Paddle's layers default it."""
@@ -955,9 +955,9 @@ class Options:
     tolerance (`FAST_MATH_SCALE` times the case's)."""
 
 
-FAST_MATH_SCALE = 20.0
+FAST_MATH_SCALE = FAST_MATH["float32"][0] / TOLERANCES["float32"][0]
 """How much wider the check of a fast-math run is than the case's own: float32's rtol
-1e-4 -> 2e-3, as `cinn_py.tolerances.FAST_MATH`."""
+against `cinn_py.tolerances.FAST_MATH`'s (20x)."""
 
 
 def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict[str, Any]:

@@ -517,12 +517,17 @@ class CRenderer(Visitor):
     def visit_Store(self, node: s.Store) -> None:
         self.store(self.access(node), node.value)
 
-    def store(self, target: str, value: e.Expr) -> None:
+    def store(self, target: str, value: e.Expr, only_if: str | None = None) -> None:
         """`target = value;`, after the accumulator loops of the Reduces in `value`
-        (visible to this statement only)."""
+        (visible to this statement only); with `only_if`, the assignment alone under
+        `if (only_if)` (the accumulators still run where every thread reaches them)."""
         outer = dict(self.accumulators)
         self.hoist_reductions(value)
-        self.line(f"{target} = {self.value(value)};")
+        if only_if is None:
+            self.line(f"{target} = {self.value(value)};")
+        else:
+            with self.braced(f"if ({only_if})"):
+                self.line(f"{target} = {self.value(value)};")
         self.accumulators = outer
 
     # ---- reductions ----------------------------------------------------------------------

@@ -174,11 +174,6 @@ class CudaRenderer(CRenderer):
         self.fast_math = fast_math
         """Float32 exp, log, sin, cos, tan, pow, tanh and division by CUDA's fast
         approximations (`FAST_MATH`; `cinn_py.compile(..., fast_math=True)`)."""
-        self._io = {arg.name: arg.io for arg in func.args}
-        self._read_back = _loaded_buffers(func.body)
-        """Buffers the kernel loads: a store of one of them stays every thread's, unless
-        it is a workspace (a grid reduction's partials, read after the last-block
-        barrier)."""
         self._iter_values: dict[str, e.Expr] = {}
         """The iter values of the blocks being rendered, by iter var name: what a store's
         indices read through them (`_one_lane_stores`)."""
@@ -669,11 +664,7 @@ class CudaRenderer(CRenderer):
         if target is not None:
             self.store(target, node.value)
         elif self._one_lane_stores(node):
-            outer = dict(self.accumulators)
-            self.hoist_reductions(node.value)
-            with self.braced("if (threadIdx.x == 0)"):
-                self.line(f"{self.access(node)} = {self.value(node.value)};")
-            self.accumulators = outer
+            self.store(self.access(node), node.value, only_if="threadIdx.x == 0")
         else:
             super().visit_Store(node)
 
@@ -688,7 +679,7 @@ class CudaRenderer(CRenderer):
         if getattr(node.tensor, "memory_type", None) is not e.MemoryType.GLOBAL:
             return False
         buffer = buffer_name(node.tensor)
-        if buffer in self._read_back and self._io.get(buffer) is not s.ArgIO.WORKSPACE:
+        if buffer in self._read_back and buffer not in self._workspaces:
             return False  # read again in the kernel: every thread keeps its own store
         names: set[str] = set()
         pending = [*node.indices]
@@ -700,6 +691,17 @@ class CudaRenderer(CRenderer):
                 if name in self._iter_values:
                     pending.append(self._iter_values[name])
         return not names & self._lane_vars
+
+    @functools.cached_property
+    def _read_back(self) -> set[str]:
+        """Buffers the kernel loads: a store of one of them stays every thread's, unless
+        it is a workspace (a grid reduction's partials, read after the last-block
+        barrier). Walked only for a kernel with a candidate store."""
+        return {buffer_name(n.tensor) for n in nodes(self.func.body) if isinstance(n, e.Load)}
+
+    @functools.cached_property
+    def _workspaces(self) -> set[str]:
+        return {arg.name for arg in self.func.args if arg.io is s.ArgIO.WORKSPACE}
 
     def realize_body(self, node: s.ScheduleBlockRealize) -> None:
         outer = dict(self._iter_values)
@@ -999,8 +1001,3 @@ def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
 
     walk(x)
     return found
-
-
-def _loaded_buffers(body: s.Stmt) -> set[str]:
-    """The names of the buffers loaded anywhere in `body`."""
-    return {buffer_name(n.tensor) for n in nodes(body) if isinstance(n, e.Load)}

@@ -149,24 +149,18 @@ def _lower(
             values[id(value)] = lowered
             if not isinstance(lowered, Compute):
                 continue
-            if inline and is_reduction(op) and _used_inside(value, group):
-                # A reduction result its group reads again is stored once, in a temp the
-                # schedule keeps in registers, rather than recomputed by every consumer.
+            read_back = inline and is_reduction(op) and _used_inside(value, group)
+            if read_back or (inline and _computed_once(op, value, lowered, group)):
+                # Stored once, in a temp the schedule keeps in registers, rather than
+                # recomputed by every consumer: a reduction result its group reads
+                # again, or a costly value a read-back reduction folds and another op
+                # reads too (softmax's exp, kept along the row walk: COMPUTED_ONCE).
                 temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
-                if nests.add(lowered, temp):
+                if nests.add(lowered, temp, None if read_back else {COMPUTED_ONCE: 1}):
                     temps.append(temp)
                 values[id(value)] = placeholder(temp)
-                if id(value) in out_buffers:
+                if id(value) in out_buffers:  # a reduction that is also an output
                     nests.add(placeholder(temp), out_buffers[id(value)])
-                continue
-            if inline and _computed_once(op, value, lowered, group):
-                # A costly value a read-back reduction folds and another op reads
-                # again (softmax's exp): stored once, in a temp the row schedule keeps
-                # in each thread's registers along its walk, not computed twice.
-                temp = Buffer(f"{names.buffer(value)}_tmp", lowered.dtype, lowered.shape)
-                if nests.add(lowered, temp, {COMPUTED_ONCE: 1}):
-                    temps.append(temp)
-                    values[id(value)] = placeholder(temp)
                 continue
             if not _stored(value, group, inline):
                 continue

@@ -51,10 +51,11 @@ V = 1 is the plain strided walk `s * T + t`.
 
 A softmax is then: load x's row into registers -> max (block reduce) -> e = exp(x -
 max) into registers -> sum of e (block reduce) -> out = e * (1 / sum): x leaves HBM
-once, the output is written once, each exp is computed once. The register budget: at most 16 steps and 128 bytes of cached rows
-per thread (`TargetInfo.row_cache_bytes`), inputs read by several passes first
-(float32 rows up to 32768 cols at V = 4, T = 1024); a longer row is not cached and each
-pass reads it again.
+once, the output is written once, each exp is computed once. The register budget: at
+most 16 steps and 128 bytes of cached rows per thread (`TargetInfo.row_cache_bytes`,
+the exp's array counted apart: x's is dead once it is filled), inputs read by several
+passes first (float32 rows up to 32768 cols at V = 4, T = 1024); a longer row is not
+cached and each pass reads it again.
 
 Which groups take it (`tactics.RowTactic.accepts`, after the grid and column tactics):
 a group that reads a reduction back (it must: a register is per thread), or one whose
@@ -90,7 +91,7 @@ from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
-from cinn_py.ir.schedule.analysis import readers, single_store, storage_name
+from cinn_py.ir.schedule.analysis import has_reduce, readers, single_store, storage_name
 from cinn_py.ir.schedule.cache_read import cache_problem
 from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.schedule.reduction_fusion import fusion_problem
@@ -283,7 +284,7 @@ def schedule_rows(
     for block in sch.get_all_blocks():
         shape = loop_extents(sch, block)
         realize = sch.get(block)
-        reduces = _has_reduce(realize.schedule_block)
+        reduces = has_reduce(realize.schedule_block)
         store = single_store(realize.schedule_block)
         temp = store is not None and storage_name(store.tensor) in temps
         if block in kept:
@@ -363,7 +364,7 @@ def write_row_outputs(sch: IRSchedule, pattern: RowPattern) -> None:
         store = single_store(realize.schedule_block)
         if store is None or storage_name(store.tensor) not in outputs:
             continue
-        if not _has_reduce(realize.schedule_block) or not pattern.is_row(loop_extents(sch, block)):
+        if not has_reduce(realize.schedule_block) or not pattern.is_row(loop_extents(sch, block)):
             continue
         if readers(sch.func, storage_name(store.tensor)):
             continue
@@ -430,7 +431,7 @@ def _cache_rows(
         blocks = readers(sch.func, arg.name)
         if len(blocks) < 2:
             single = lanes > 1 and size <= MAX_SINGLE_PASS_BYTES and len(blocks) == 1
-            if not single or not _has_reduce(sch.get(BlockRef(blocks[0])).schedule_block):
+            if not single or not has_reduce(sch.get(BlockRef(blocks[0])).schedule_block):
                 continue
         wanted.append((len(blocks) < 2, size, arg.name))
     for _, size, name in sorted(wanted, key=lambda w: w[0]):
@@ -537,7 +538,3 @@ def find_reduces(node: object) -> list[Reduce | ArgReduce]:
     rewrites, and (with `thread_axis` set) what combines across threads (argmax /
     argmin: factorized as pairs)."""
     return [n for n in nodes(node) if isinstance(n, (Reduce, ArgReduce))]
-
-
-def _has_reduce(node: object) -> bool:
-    return bool(find_reduces(node))

@@ -315,9 +315,10 @@ def all_loads(expr: Expr) -> list[Load]:
     return [n for n in nodes(expr) if isinstance(n, Load)]
 
 
-def has_reduce(expr: Expr) -> bool:
-    """Whether `expr` holds a Reduce or an ArgReduce (argmax / argmin reduce too)."""
-    return any(isinstance(n, (Reduce, ArgReduce)) for n in nodes(expr))
+def has_reduce(node: IrNode) -> bool:
+    """Whether `node` (an expression, a block) holds a Reduce or an ArgReduce (argmax /
+    argmin reduce too)."""
+    return any(isinstance(n, (Reduce, ArgReduce)) for n in nodes(node))
 
 
 class _Outermost(Visitor):

@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Buffer, Load, MemoryType
+from cinn_py.ir.expr import Buffer, Load, MemoryType, Var
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
+    Path,
     find_realize,
     single_store,
     storage_name,
@@ -37,7 +38,14 @@ from cinn_py.ir.schedule.analysis import (
     writers,
 )
 from cinn_py.ir.schedule.cache_read import _locate, _Redirect, _walk, locate_reads
-from cinn_py.ir.stmt import BufferRange, For, LoweredFunc, ScheduleBlock, Store
+from cinn_py.ir.stmt import (
+    BufferRange,
+    For,
+    LoweredFunc,
+    ScheduleBlock,
+    ScheduleBlockRealize,
+    Store,
+)
 from cinn_py.ir.visitor import Mutator
 
 PRIMITIVE = "keep_in_registers"
@@ -56,11 +64,8 @@ def keep_in_registers(
     over its dims `axes` (`cache_read`'s walk: `threads`, `rows_per_block`, `lanes`,
     and `cols` for a row of symbolic length); returns the function and the register
     array's name."""
-    temp = _temp_of(func, block_name)
+    realize, path, store, temp = _temp_of(func, block_name)
     walk = _walk(temp, axes, threads, rows_per_block, lanes, cols)
-    realize, path = find_realize(func, block_name, PRIMITIVE)
-    store = single_store(realize.schedule_block)
-    assert store is not None  # _temp_of checked it
     loops = [n for n in path if isinstance(n, For)]
     try:
         at = _locate(realize, loops, [], Load(temp, list(store.indices)), walk)
@@ -72,13 +77,12 @@ def keep_in_registers(
         reads, steps = locate_reads(func, temp.name, walk)
     except ScheduleError as error:
         raise ScheduleError(PRIMITIVE, block_name, error.why) from None
-    for var in (at.step, at.lane):
-        if var is not None and hasattr(var, "name"):
-            steps.add(var.name)
+    steps |= {var.name for var in (at.step, at.lane) if isinstance(var, Var)}
     name = fresh_name(f"{temp.name}_local", taken_names(func))
     cache = Buffer(name, temp.dtype, walk.cache_dims, MemoryType.LOCAL, walk.array_dims)
-    body = _Redirect(temp.name, cache, reads, steps).visit(func.body)
-    body = _RedirectStore(block_name, temp.name, cache, at.indices).visit(body)
+    # the store first, while it is the very node `_temp_of` found
+    body = _RedirectStore(block_name, store, Store(cache, store.value, at.indices)).visit(func.body)
+    body = _Redirect(temp.name, cache, reads, steps).visit(body)
     temps = [cache if b.name == temp.name else b for b in func.temp_buffers]
     return LoweredFunc(func.name, func.args, body, temps), name
 
@@ -100,9 +104,12 @@ def register_problem(
     return None
 
 
-def _temp_of(func: LoweredFunc, block_name: str) -> Buffer:
-    """The temp buffer the block stores, which no other block writes."""
-    realize, _ = find_realize(func, block_name, PRIMITIVE)
+def _temp_of(
+    func: LoweredFunc, block_name: str
+) -> tuple[ScheduleBlockRealize, Path, Store, Buffer]:
+    """The block's realize, its ancestors, its single store and the temp buffer it
+    stores, which no other block writes."""
+    realize, path = find_realize(func, block_name, PRIMITIVE)
     store = single_store(realize.schedule_block)
     if store is None:
         raise ScheduleError(PRIMITIVE, block_name, "the block is not a single store")
@@ -117,34 +124,28 @@ def _temp_of(func: LoweredFunc, block_name: str) -> Buffer:
     others = [w for w in writers(func, name) if w != block_name]
     if others:
         raise ScheduleError(PRIMITIVE, block_name, f"{name} is also written by {', '.join(others)}")
-    return temp
+    return realize, path, store, temp
 
 
 class _RedirectStore(Mutator):
-    """The block's store of the temp -> a store of the register array at the walk
-    position; its write region -> the whole array."""
+    """The block's store of the temp -> `new`, the store of the register array at the
+    walk position; the block's write region of the temp -> the whole array."""
 
-    def __init__(self, block: str, name: str, cache: Buffer, indices: list) -> None:
-        self.block, self.name, self.cache, self.indices = block, name, cache, indices
-
-    def visit_ScheduleBlock(self, node: ScheduleBlock) -> ScheduleBlock:
-        if node.name != self.block:
-            return self.generic_visit(node)
-        writes = tuple(
-            BufferRange(self.cache, whole_region(self.cache, f"{self.cache.name}_d"))
-            if storage_name(w.buffer) == self.name
-            else w
-            for w in node.write_buffers
-        )
-        store = single_store(node)
-        assert store is not None
-        body = _ReplaceStore(store, Store(self.cache, store.value, self.indices)).visit(node.body)
-        return ScheduleBlock(node.iter_vars, node.read_buffers, writes, node.name, body, node.attrs)
-
-
-class _ReplaceStore(Mutator):
-    def __init__(self, old: Store, new: Store) -> None:
-        self.old, self.new = old, new
+    def __init__(self, block: str, old: Store, new: Store) -> None:
+        self.block, self.old, self.new = block, old, new
 
     def visit_Store(self, node: Store) -> Store:
         return self.new if node is self.old else node
+
+    def visit_ScheduleBlock(self, node: ScheduleBlock) -> ScheduleBlock:
+        new = self.generic_visit(node)
+        if node.name != self.block:
+            return new
+        temp, cache = storage_name(self.old.tensor), self.new.tensor
+        writes = tuple(
+            BufferRange(cache, whole_region(cache, f"{cache.name}_d"))
+            if storage_name(w.buffer) == temp
+            else w
+            for w in new.write_buffers
+        )
+        return ScheduleBlock(new.iter_vars, new.read_buffers, writes, new.name, new.body, new.attrs)
