@@ -27,6 +27,7 @@ from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.compiled import CompiledProgram
 from cinn_py.errors import CinnError, LoadError
 from cinn_py.hlir.group import Group
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.pir.model_loader import load_model
 from cinn_py.pir.parser import parse_file
 from cinn_py.pir.printer import value_names
@@ -206,6 +207,7 @@ def compile(
     cuda_graph: bool | None = None,
     max_shapes: int | None = None,
     fast_math: bool = False,
+    schedules: ScheduleDB | str | os.PathLike[str] | None = None,
 ) -> Executable:
     """Prepare `program` to run on `target` ("cuda", "cuda-emu" or "reference"; default
     `default_target()`). A program with static shapes is compiled here; one with -1 dims
@@ -227,7 +229,14 @@ def compile(
     `__fdividef` (docs/CODEGEN.md gives their errors; results stay within the
     tolerances of `cinn_py.tolerances.FAST_MATH`). Off by default: results then match
     NumPy at the dtype's own tolerance. cuda-emu runs the accurate functions either way;
-    the reference target ignores it."""
+    the reference target ignores it.
+
+    `schedules`: the schedule database the scheduler's tactics read (tuned threads,
+    rows a block, vector steps, tile lanes per shape bucket; docs/AUTO_SCHEDULE.md): a
+    file written by tools/tune.py or a `ScheduleDB`. Default: the target arch's
+    `<CINN_PY_SCHEDULES or the checkout's schedules/>/<arch>.json` where it exists; a
+    database that cannot be used is a ScheduleDBError. Functions it has no entry for
+    keep the tactics' rules."""
     bound = compile_stats.max_shapes(max_shapes)
     chosen = get_target(target or default_target())
     chosen.check_available()
@@ -236,7 +245,12 @@ def compile(
     names = output_names(program, outputs)
     if chosen.compiles:
         runner: ReferenceExecutor | CompiledProgram = CompiledProgram(
-            program, chosen, cuda_graph=cuda_graph, max_shapes=bound, fast_math=fast_math
+            program,
+            chosen,
+            cuda_graph=cuda_graph,
+            max_shapes=bound,
+            fast_math=fast_math,
+            schedules=schedules,
         )
     else:
         runner = ReferenceExecutor(program)

@@ -3,12 +3,15 @@
     cinn-py print     PROGRAM
     cinn-py run       PROGRAM [--feeds F.npz] [--params P.npz] [--fetch %ID ...]
                               [--target cuda|cuda-emu|reference] [--out OUT.npz] [--check]
-                              [--profile] [--seed N] [--fast-math] [--no-cache] [-v]
+                              [--profile] [--seed N] [--fast-math] [--schedules FILE]
+                              [--no-cache] [-v]
     cinn-py groups    PROGRAM [--dot FILE] [--explain] [--symbolic] [--shape NAME=2x3 ...]
     cinn-py ir        PROGRAM --stage lowered|scheduled [--shape NAME=2x3 ...] [--target T]
+                              [--schedules FILE]
     cinn-py dump-cuda PROGRAM [-o DIR] [--header] [--fast-math] [--shape NAME=2x3 ...]
-                              [--target T]
+                              [--target T] [--schedules FILE]
     cinn-py perf      PROGRAM [--json] [--fast-math] [--arch sm_90] [--shape NAME=2x3 ...]
+                              [--schedules FILE]
     cinn-py cache     info|clear [--kind KIND]
     cinn-py --version
 
@@ -105,6 +108,10 @@ FAST_MATH_HELP = (
     "compute float32 exp, log, sin, cos, tan, pow, tanh and division with CUDA's fast "
     "approximations (--check then uses the fast-math tolerances)"
 )
+SCHEDULES_HELP = (
+    "the schedule database to schedule with (tools/tune.py writes one; default: "
+    "$CINN_PY_SCHEDULES/<arch>.json, else the checkout's schedules/<arch>.json)"
+)
 DYNAMIC_DIM_SIZE = 4
 """The size a -1 dim gets in generated feeds when no --feeds file is given."""
 
@@ -182,6 +189,7 @@ def _make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=0, help="seed for generated feeds/params")
     run.add_argument("--fast-math", action="store_true", help=FAST_MATH_HELP)
+    run.add_argument("--schedules", metavar="FILE", help=SCHEDULES_HELP)
     run.add_argument(
         "--no-cuda-graph",
         dest="cuda_graph",
@@ -246,6 +254,7 @@ def _make_parser() -> argparse.ArgumentParser:
     perf.add_argument("program", help="program text, model.json, its folder or prefix")
     perf.add_argument("--json", action="store_true", help="print every figure as JSON")
     perf.add_argument("--fast-math", action="store_true", help=FAST_MATH_HELP)
+    perf.add_argument("--schedules", metavar="FILE", help=SCHEDULES_HELP)
     perf.add_argument(
         "--arch", default=perf_report.DEFAULT_ARCH, help="the GPU arch NVRTC builds for"
     )
@@ -277,6 +286,7 @@ def _add_compile_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="whose schedule to use (default: the default target where it compiles)",
     )
+    parser.add_argument("--schedules", metavar="FILE", help=SCHEDULES_HELP)
 
 
 def _cmd_print(args: argparse.Namespace) -> int:
@@ -360,6 +370,7 @@ def _compile_and_run(
             summary.target,
             cuda_graph=getattr(args, "cuda_graph", None),
             fast_math=getattr(args, "fast_math", False),
+            schedules=getattr(args, "schedules", None),
         )
         summary.compile_s = time.perf_counter() - start
         before = _runtime(exe)
@@ -471,7 +482,7 @@ def symbolic_kernels_text(stages: Stages, compiler: PIRCompiler) -> str:
     for kernel in stages.fused:
         func = kernel.scheduled.func
         dims = [arg.name for arg in func.args if isinstance(arg.value, Var)]
-        head = f"  {kernel.group.name} ({kernel.scheduled.tactic}): "
+        head = f"  {kernel.group.name} ({kernel.scheduled.label}): "
         if dims:
             lines.append(head + "takes " + ", ".join(dims))
             continue
@@ -497,7 +508,7 @@ def _cmd_ir(args: argparse.Namespace) -> int:
             func, launch, tactic = kernel.lowered, "", ""
         else:
             func, launch = kernel.scheduled.func, _launch_of(kernel.scheduled.func)
-            tactic = kernel.scheduled.tactic
+            tactic = kernel.scheduled.label
         text = group_heading(kernel.group, stages.names, renamed, launch, tactic)
         if kernel.shares is not None:
             text += f"// launches fn_{kernel.shares.group.name} (equal to it up to names)\n"
@@ -537,7 +548,7 @@ def _cmd_dump_cuda(args: argparse.Namespace) -> int:
                 stages.names,
                 renamed,
                 launch_line(info, kernel.scheduled.func),
-                kernel.scheduled.tactic,
+                kernel.scheduled.label,
             )
             text = annotate_kernels(own.source, {info.name: heading})
             with open(path, "w", encoding="utf-8") as f:
@@ -558,7 +569,7 @@ def _unit_text(stages: Stages, renamed: Mapping[int, str], with_header: bool) ->
             stages.names,
             renamed,
             launch_line(info, scheduled.func),
-            scheduled.tactic,
+            scheduled.label,
         )
         + _variant_note(kernel, scheduled)
         + "".join(
@@ -602,6 +613,7 @@ def _compiler(program: Program, args: argparse.Namespace) -> PIRCompiler:
         target,
         feed_shapes=_feed_shapes(program, args.shape),
         fast_math=getattr(args, "fast_math", False),
+        schedules=getattr(args, "schedules", None),
     )
 
 
@@ -677,6 +689,7 @@ def _cmd_perf(args: argparse.Namespace) -> int:
         feed_shapes=_feed_shapes(program, args.shape),
         label=args.program,
         fast_math=args.fast_math,
+        schedules=args.schedules,
     )
     sys.stdout.write(perf_report.dumps(report) if args.json else perf_report.report_text(report))
     return 0

@@ -81,6 +81,20 @@ class ScheduleError(CinnError):
         super().__init__(f"{primitive} on block '{block}': {why}")
 
 
+class ScheduleDBError(CinnError):
+    """A schedule database (`schedules/<arch>.json`, written by tools/tune.py) that cannot
+    be used: not JSON, another format or arch, an entry naming no tactic or knob. Names
+    the file, the entry and what is wrong; the compiler does not guess around a damaged
+    database (it would schedule differently from what the file says)."""
+
+    def __init__(self, path: str, why: str, entry: int | None = None) -> None:
+        self.path = path
+        self.entry = entry
+        self.why = why
+        where = f"{path}: entry {entry}" if entry is not None else path
+        super().__init__(f"schedule database {where}: {why}")
+
+
 class CompileError(CinnError):
     """A compiler (NVRTC or g++) rejected generated source; carries its log and the source."""
 

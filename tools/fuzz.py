@@ -1,7 +1,7 @@
 """Run the fuzzers for a long time, in parallel processes, keeping each minimal failure.
 
     python tools/fuzz.py --minutes 30 [--jobs J] [--out DIR] [--family F ...]
-                         [--target cuda-emu|cuda] [--chunk N] [--grace MINUTES]
+                         [--target cuda-emu|cuda] [--chunk N] [--grace MINUTES] [--knobs]
     python tools/fuzz.py --recheck DIR [--target T]   # which reproducers still fail
 
 Families: the random-program families of kernels_tests/fuzz/fuzz_programs.py
@@ -23,6 +23,11 @@ Compiled programs run in forked children, so a crash (SIGSEGV, SIGFPE) is a fail
 like any other. At the end it prints programs tried per family and the failures, and
 writes DIR/summary.json. `--recheck DIR` runs every program reproducer of DIR again with
 the current compiler and says which still fail (exit status 1 if any does).
+
+`--knobs` (CINN_PY_FUZZ_KNOBS=random) compiles each program with a random one of each
+kernel's tunable settings (`Tactic.candidates`, what a schedule database may hold)
+instead of the tactics' rules; a reproducer then carries that database in
+`schedules/` and its rerun line points CINN_PY_SCHEDULES at it.
 """
 
 from __future__ import annotations
@@ -67,9 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--grace", type=float, default=10.0, help="minutes past the end allowed for shrinking"
     )
+    parser.add_argument(
+        "--knobs",
+        action="store_true",
+        help="compile each case with a random tuned setting of each kernel's tactic",
+    )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--stop-at", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.knobs:  # read by fuzz_check in this process and in every worker it starts
+        os.environ["CINN_PY_FUZZ_KNOBS"] = "random"  # fuzz_check.KNOBS_ENV
     if args.recheck:
         return recheck(Path(args.recheck), args.target)
     if args.minutes is None:

@@ -31,6 +31,7 @@ the Scope, the feeds or each other. Not thread-safe: the Scope is shared by runs
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ from cinn_py.driver.compile_stats import CompileStats
 from cinn_py.driver.pir_compiler import PIRCompiler, numbered_clone
 from cinn_py.driver.schedule_cache import ScheduleCache
 from cinn_py.errors import CinnError, FeedError
+from cinn_py.ir.group_schedule import schedule_db
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.pir.passes.infer_shapes import DataDependentShape, has_dynamic_dims
 from cinn_py.pir.printer import ValueNames
 from cinn_py.pir.program import Program
@@ -109,10 +112,15 @@ class CompiledProgram:
         cuda_graph: bool | None = None,
         max_shapes: int | None = None,
         fast_math: bool = False,
+        schedules: ScheduleDB | str | os.PathLike[str] | None = None,
     ) -> None:
         self.fast_math = fast_math
         """Whether kernels compute float32 transcendentals and division with CUDA's
         approximations (`codegen_cuda.FAST_MATH`)."""
+        self.target = compiled_target(target)
+        self.schedules = schedule_db.resolve(schedules, self.target.target_info(None).arch)
+        """The schedule database the tactics read (`schedule_db.resolve`: read once, here,
+        so that a file that cannot be used fails the compile call)."""
         self.max_shapes = compile_stats.max_shapes(max_shapes)
         """How many feed signatures stay compiled (each holds a scope, its arena and, on
         `cuda`, CUDA graphs): beyond it the least recently run one is dropped
@@ -120,7 +128,6 @@ class CompiledProgram:
         self.stats = CompileStats()
         """This program's compile counts (see `CompileStats`)."""
         self.program = program
-        self.target = compiled_target(target)
         self.cuda_graph = self.target.captures_graphs if cuda_graph is None else cuda_graph
         """Whether runs replay CUDA graphs (on by default where the target captures them:
         `cuda`; elsewhere the steps run in order either way)."""
@@ -262,6 +269,7 @@ class CompiledProgram:
             feed_shapes=dict(signature),
             feed_values=dict(fed),
             fast_math=self.fast_math,
+            schedules=self.schedules,
         )
         compiler.schedule_cache = self.schedule_cache
         hits, misses = _kernel_counts()

@@ -130,7 +130,7 @@ def renamed_schedule(
     if not renaming.one_to_one:
         return None
     assert isinstance(func, LoweredFunc)
-    return ScheduleResult(func, Trace(steps), scheduled.launch, scheduled.tactic)
+    return ScheduleResult(func, Trace(steps), scheduled.launch, scheduled.tactic, scheduled.tuned)
 
 
 def _renamed(value: Any, renaming: Renaming) -> Any:

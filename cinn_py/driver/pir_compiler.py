@@ -71,7 +71,8 @@ from cinn_py.hlir.symbolic_dims import SymbolicDims, build_symbolic_dims
 from cinn_py.ir.dim_guards import UnrecordedRead
 from cinn_py.ir.dim_values import bound_dims
 from cinn_py.ir.expr import IntImm, Var
-from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule
+from cinn_py.ir.group_schedule import ScheduleResult, auto_schedule, schedule_db
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.interpreter import storage_dtype
 from cinn_py.ir.printer import print_ir
@@ -184,7 +185,9 @@ class PIRCompiler:
     `scope` (a new one when None). `feed_shapes` resolves -1 dims; `arch` overrides the
     GPU arch NVRTC builds for; `feed_values` compiles those feeds in as constants;
     `fast_math` renders float32 transcendentals and division with CUDA's
-    approximations (`codegen_cuda.FAST_MATH`)."""
+    approximations (`codegen_cuda.FAST_MATH`); `schedules` is the schedule database
+    the tactics read (`schedule_db`: a ScheduleDB or a file; default the arch's
+    database from `CINN_PY_SCHEDULES` or the checkout's `schedules/`)."""
 
     def __init__(
         self,
@@ -197,6 +200,7 @@ class PIRCompiler:
         arch: str | None = None,
         symbolic: bool | None = None,
         fast_math: bool = False,
+        schedules: ScheduleDB | str | os.PathLike[str] | None = None,
     ) -> None:
         self.program = program
         self.fast_math = fast_math
@@ -208,6 +212,8 @@ class PIRCompiler:
         """Values of the feeds some result's shape depends on (an arange's fed bounds):
         compiled in as constants (`specialize_shapes`)."""
         self.arch = arch
+        self.schedules = schedule_db.resolve(schedules, self.target_info().arch)
+        """The tuned knobs the tactics take where an entry fits (`schedule_db`)."""
         self.symbolic = not specialize_requested() if symbolic is None else symbolic
         """Whether -1 dims are lowered as kernel arguments (`hlir.symbolic_dims`), so
         that kernels are shared across feed shapes; off with CINN_PY_SPECIALIZE=1."""
@@ -333,7 +339,7 @@ class PIRCompiler:
             self._dump.write(f"{kernel.group.name}.scheduled.ir", print_ir(scheduled.func))
             self._dump.write(
                 f"{kernel.group.name}.trace.txt",
-                f"tactic: {scheduled.tactic}\n{scheduled.trace}",
+                f"tactic: {scheduled.label}\n{scheduled.trace}",
             )
         first = share_kernels([s.func for s in schedules], origins)
         for kernel, index in zip(result.fused, first, strict=True):
@@ -403,14 +409,14 @@ class PIRCompiler:
         """`func`'s schedule (`auto_schedule` with its group's row pattern): from the
         schedule cache where one is set and holds it for these dims."""
         if self.schedule_cache is None or self.symbolic_dims is None:
-            return auto_schedule(func, target_info, group.reduce_pattern)
+            return auto_schedule(func, target_info, group.reduce_pattern, schedules=self.schedules)
         pattern, key = guarded_pattern(group, self.symbolic_dims)
         found = self.schedule_cache.get(
             "schedule",
             func,
             key,
             self.symbolic_dims.by_name,
-            lambda: auto_schedule(func, target_info, pattern),
+            lambda: auto_schedule(func, target_info, pattern, schedules=self.schedules),
             rename_schedule,
         )
         assert isinstance(found, ScheduleResult)

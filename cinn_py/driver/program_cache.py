@@ -214,6 +214,7 @@ def program_key(compiler: PIRCompiler) -> str:
                 "values": fed,
                 "symbolic": compiler.symbolic,
                 "fast_math": compiler.fast_math,
+                "schedules": compiler.schedules.digest,
             }
         ),
     )

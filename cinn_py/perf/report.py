@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from cinn_py.hlir.group import GroupKind
 from cinn_py.hlir.symbolic_dims import SymbolicDims
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.perf.binaries import disassemble
 from cinn_py.perf.model import Estimate, estimate
 from cinn_py.perf.occupancy import H100, GpuSpec, Occupancy, occupancy, waves
@@ -113,10 +115,20 @@ def perf_report(
     spec: GpuSpec = H100,
     label: str = "",
     fast_math: bool = False,
+    schedules: ScheduleDB | str | os.PathLike[str] | None = None,
 ) -> ProgramReport:
     """Compile `program` for `arch` (no GPU needed; with `fast_math`, as
-    `cinn_py.compile(..., fast_math=True)` does) and read its kernels' machine code."""
-    compiler = PIRCompiler(program, "cuda", arch=arch, feed_shapes=feed_shapes, fast_math=fast_math)
+    `cinn_py.compile(..., fast_math=True)` does; with the schedule database
+    `schedules`, as `cinn_py.compile(..., schedules=)`) and read its kernels' machine
+    code."""
+    compiler = PIRCompiler(
+        program,
+        "cuda",
+        arch=arch,
+        feed_shapes=feed_shapes,
+        fast_math=fast_math,
+        schedules=schedules,
+    )
     stages = compiler.stages(until="codegen")
     report = ProgramReport(label, arch, nvrtc.nvrtc_version(), spec)
     report.minimum_bytes = _minimum_bytes(stages.program)

@@ -120,6 +120,9 @@ class FuzzCase:
     seed: int
     fixed_feeds: dict[str, np.ndarray] | None = field(default=None, repr=False)
     """Feeds given as they are (a reproducer read back), instead of drawn from `seed`."""
+    note: str = ""
+    """How the case was compiled where that is not the default (the fuzzer's random
+    schedule-database knobs), printed with it."""
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -142,4 +145,5 @@ class FuzzCase:
             + (f" [{s.low}, {s.high})" if s.kind == "index" else "")
             for s in self.inputs
         )
-        return f"FuzzCase({self.family}, seed={self.seed}, inputs: {inputs})\n{self.text}"
+        note = f", {self.note}" if self.note else ""
+        return f"FuzzCase({self.family}, seed={self.seed}, inputs: {inputs}{note})\n{self.text}"

@@ -65,7 +65,10 @@ from fuzz_programs import op_names, programs
 from hypothesis import given, settings
 
 import cinn_py
+from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import CinnError, UnsupportedOpError
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
+from cinn_py.ir.group_schedule.tactics import TACTICS
 from cinn_py.ops.reduction import reduction
 from cinn_py.ops.spatial_norm import group_norm_with, instance_norm_with
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16
@@ -220,10 +223,47 @@ class ChildCrash(Exception):
 # ---- running -------------------------------------------------------------------------------
 
 
+KNOBS_ENV = "CINN_PY_FUZZ_KNOBS"
+"""`random`: every case also compiles with a random candidate of each kernel's tactic
+(`random_schedules`), not only with the rules (tools/fuzz.py --knobs)."""
+
+
+def knobs_requested() -> bool:
+    return os.environ.get(KNOBS_ENV, "") == "random"
+
+
+def random_schedules(
+    program: Program, feeds: Mapping[str, np.ndarray], target: str, seed: int
+) -> ScheduleDB:
+    """A schedule database giving each kernel of `program` (at the feeds' shapes) one of
+    its tactic's `candidates`, drawn from `seed`: what a tuned database may ask of the
+    tactics, at the fuzzer's odd shapes. Kernels of one key share the first draw."""
+    shapes = {name: np.shape(array) for name, array in feeds.items()}
+    compiler = PIRCompiler(program, target, feed_shapes=shapes, schedules=ScheduleDB("none"))
+    stages = compiler.stages(until="scheduled")
+    info = compiler.target_info()
+    by_name = {tactic.name: tactic for tactic in TACTICS}
+    rng = np.random.default_rng(seed)
+    db = ScheduleDB(info.arch)
+    for kernel in stages.fused:
+        tactic = by_name[kernel.scheduled.tactic]
+        pattern = kernel.group.reduce_pattern
+        key = tactic.key(kernel.lowered, pattern)
+        if key is None or db.lookup(key) is not None:
+            continue
+        candidates = tactic.candidates(kernel.lowered, info, pattern)
+        if candidates:
+            db = db.with_entry(key, candidates[int(rng.integers(len(candidates)))])
+    return db
+
+
 def run_compiled(
-    program: Program, feeds: Mapping[str, np.ndarray], target: str
+    program: Program,
+    feeds: Mapping[str, np.ndarray],
+    target: str,
+    schedules: ScheduleDB | None = None,
 ) -> dict[str, np.ndarray]:
-    exe = cinn_py.compile(program, target)
+    exe = cinn_py.compile(program, target, schedules=schedules)
     return {name: np.asarray(array) for name, array in exe.run(feeds).items()}
 
 
@@ -422,18 +462,21 @@ def check_case(
     isolate: bool = False,
     ignore: frozenset[str] = frozenset(),
     allow_known: bool = True,
+    knobs: bool | None = None,
 ) -> None:
     """Raise a FuzzFailure unless `target` agrees with the reference on `case`.
     Failures whose signature is in `ignore` pass (long runs skip bugs found already), and
     so do those of open bugs `fuzz_bugs.KNOWN_SIGNATURES` lists, unless not
-    `allow_known`."""
+    `allow_known`. `knobs` (default `CINN_PY_FUZZ_KNOBS=random`): compiled with a random
+    candidate of each kernel's tactic instead of the rules (`random_schedules`)."""
     STATS[f"tried:{case.family}"] += 1
+    knobs = knobs_requested() if knobs is None else knobs
     try:
-        _check(case, target, isolate)
+        _check(case, target, isolate, knobs)
         second = second_shape_case(case)
         if second is not None:  # -1 dims: the same program at other sizes of them
             STATS[f"second:{case.family}"] += 1
-            _check(second, target, isolate)
+            _check(second, target, isolate, knobs)
     except FuzzFailure as failure:
         if failure.signature in ignore:
             return
@@ -515,7 +558,7 @@ def _fail(kind: str, detail: str, case: FuzzCase, body: str) -> FuzzFailure:
     return failure_type(failure_class)(report, case, signature)
 
 
-def _check(case: FuzzCase, target: str, isolate: bool) -> None:
+def _check(case: FuzzCase, target: str, isolate: bool, knobs: bool = False) -> None:
     try:
         program = parse_program(case.text)
         reprinted = print_program(program)
@@ -543,9 +586,21 @@ def _check(case: FuzzCase, target: str, isolate: bool) -> None:
             "generator", type(error).__name__, case, f"the reference rejects the program:\n{error}"
         ) from None
     dtypes = output_dtypes(reference)
+    schedules = None
+    if knobs:
+        try:
+            schedules = random_schedules(program, feeds, target, case.seed)
+        except CinnError:
+            schedules = None  # the compile below reports what the stages refuse
+        if schedules is not None:
+            tuned = "; ".join(
+                f"{key.describe()}: {knobs_}" for key, knobs_ in schedules.entries.items()
+            )
+            STATS[f"knobs:{case.family}"] += bool(tuned)
+            case = dataclasses.replace(case, note=f"knobs: {tuned or 'none'}")
 
     def compiled() -> dict[str, np.ndarray]:
-        return run_compiled(program, feeds, target)
+        return run_compiled(program, feeds, target, schedules)
 
     try:
         got = in_child(compiled) if isolate else compiled()
@@ -636,6 +691,11 @@ def write_reproducer(
     (folder / "program.pir").write_text(failure.case.text)
     np.savez(folder / "feeds.npz", **failure.case.feeds())
     how = f"cinn-py run program.pir --feeds feeds.npz --check --target {target}"
+    if failure.case.note.startswith("knobs:"):  # the random database it was compiled with
+        case = failure.case
+        db = random_schedules(parse_program(case.text), case.feeds(), target, case.seed)
+        db.write(folder / "schedules" / f"{db.arch}.json")
+        how = f"{KNOBS_ENV}= CINN_PY_SCHEDULES=schedules {how}"
     (folder / "failure.txt").write_text(
         f"signature: {failure.signature}\ntarget: {target}\nrerun: {how}\n\n{failure.report}\n"
     )
@@ -654,6 +714,7 @@ def family_test(
     ignore: frozenset[str] = frozenset(),
     on_failure: Callable[[FuzzFailure], None] | None = None,
     stop_at: float | None = None,
+    knobs: bool | None = None,
 ) -> Callable[[], None]:
     """A hypothesis test over `programs(family)` checked on `target`; call it to run.
     `on_failure` sees every failing example (for each class of failure the last one it
@@ -664,14 +725,15 @@ def family_test(
         if stop_at is not None and time.time() > stop_at:
             return
         try:
-            check_case(case, target, isolate=isolate, ignore=ignore)
+            check_case(case, target, isolate=isolate, ignore=ignore, knobs=knobs)
         except FuzzFailure as failure:
             if on_failure is not None:
                 on_failure(failure)
             raise
 
-    # One example database key per family and target (they share this function's code).
-    check._hypothesis_internal_add_digest = f"{family}|{target}".encode()  # type: ignore[attr-defined]
+    # One example database key per family, target and knobs (they share this code).
+    digest = f"{family}|{target}" + ("|knobs" if knobs else "")
+    check._hypothesis_internal_add_digest = digest.encode()  # type: ignore[attr-defined]
     return test_settings(given(case=programs(family))(check))
 
 

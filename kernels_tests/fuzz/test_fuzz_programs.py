@@ -21,6 +21,8 @@ from fuzz_programs import FAMILIES
 
 TARGETS = [pytest.param("cuda-emu"), pytest.param("cuda", marks=pytest.mark.gpu)]
 ISOLATE = os.environ.get("CINN_PY_FUZZ_ISOLATE", "") not in ("", "0")
+KNOB_FAMILIES = ["elementwise", "reduce", "norm", "layout"]
+"""The families whose kernels the tunable tactics take (flat, row, column, grid, tile)."""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -30,4 +32,15 @@ def test_compiled_programs_match_reference(family: str, seeding: str, target: st
     if seeding == "fresh" and PROFILE != "ci":
         pytest.skip("outside CI every example is fresh")
     test = family_test(family, target, fuzz_settings(fresh=seeding == "fresh"), isolate=ISOLATE)
+    test()
+
+
+@pytest.mark.parametrize("family", KNOB_FAMILIES)
+def test_programs_compiled_with_random_tuned_knobs_match_reference(family: str) -> None:
+    """The fixed seed's programs again, each kernel scheduled with a random one of its
+    tactic's candidates (`fuzz_check.random_schedules`: what a schedule database may
+    ask for) instead of the rules."""
+    if PROFILE != "ci":
+        pytest.skip("long runs take --knobs (tools/fuzz.py) instead")
+    test = family_test(family, "cuda-emu", fuzz_settings(fresh=False), isolate=ISOLATE, knobs=True)
     test()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.group_schedule.finish import ScheduleResult
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.ir.group_schedule.tactics import TACTICS, Tactic
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
@@ -30,6 +31,7 @@ def auto_schedule(
     target: TargetInfo,
     pattern: RowPattern | None = None,
     tactics: Sequence[Tactic] = TACTICS,
+    schedules: ScheduleDB | None = None,
 ) -> ScheduleResult:
     """Schedules every block of `func` for `target`, inserts the bound guards, and
     returns the result with its trace and the tactic's name: the first of `tactics`
@@ -38,10 +40,14 @@ def auto_schedule(
 
     Raises ScheduleError when no tactic takes `func` (each one's refusal in the message:
     a function that reads a reduction back needs its pattern), or for a block the chosen
-    tactic does not handle (nested blocks, no store, a non-constant extent)."""
+    tactic does not handle (nested blocks, no store, a non-constant extent).
+
+    `schedules`: a schedule database (`schedule_db`): the tactic that takes `func` uses
+    the entry for its key where there is one it can take, its rules elsewhere."""
     for tactic in tactics:
-        result = tactic.apply(func, target, pattern)
-        if result is not None:
-            return result
+        if tactic.accepts(func, target, pattern) is not None:
+            continue
+        knobs = schedules.lookup(tactic.key(func, pattern)) if schedules else None
+        return tactic.scheduled(func, target, pattern, knobs)
     refusals = "; ".join(f"{t.name}: {t.accepts(func, target, pattern)}" for t in tactics)
     raise ScheduleError("auto_schedule", func.name, f"no tactic applies ({refusals})")

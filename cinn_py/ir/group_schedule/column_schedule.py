@@ -128,6 +128,21 @@ def column_threads(pattern: RowPattern, target: TargetInfo, bound: int | None = 
     return max(1, min(threads, by_block, by_work))
 
 
+def column_candidates(pattern: RowPattern, target: TargetInfo) -> list[int]:
+    """The threadIdx.y counts the column schedule can take for `pattern` (static dims):
+    powers of two from 2 up to the block limit's and the reduction's (`ELEMENTS_PER_THREAD`
+    elements a thread at least), the rule's (`column_threads`) among them."""
+    by_block = _floor_pow2(target.max_threads_per_block // LANES)
+    by_work = _floor_pow2(pattern.cols // ELEMENTS_PER_THREAD)
+    rule = column_threads(pattern, target)
+    found = {rule} if rule >= 2 else set()
+    threads = 2
+    while threads <= min(by_block, by_work):
+        found.add(threads)
+        threads *= 2
+    return sorted(found)
+
+
 def columns_pattern(pattern: RowPattern) -> bool:
     """The pattern's shape facts allow the column schedule: with unit dims dropped, some
     dim is reduced and the innermost one is kept and at least `LANES` long."""
@@ -138,15 +153,17 @@ def columns_pattern(pattern: RowPattern) -> bool:
 
 
 def schedule_columns(
-    func: LoweredFunc, target: TargetInfo, pattern: RowPattern
+    func: LoweredFunc, target: TargetInfo, pattern: RowPattern, threads_y: int | None = None
 ) -> tuple[IRSchedule, ColumnLaunch]:
     """Applies the column schedule's primitives (for a function `ColumnTactic.accepts`
-    takes); the caller finishes (clamps, guards) and traces."""
+    takes); the caller finishes (clamps, guards) and traces. `threads_y`, for a
+    function of static shape: one of `column_candidates` instead of the rule."""
     sch = IRSchedule(func)
     inline_computed(sch)  # a computed temp (softmax's exp) is recomputed by each reader
     blocks = -(-pattern.rows // LANES)
     bound = symbolic_cols_bound(func, pattern)
-    threads_y = column_threads(pattern, target, bound)
+    if threads_y is None or bound is not None:
+        threads_y = column_threads(pattern, target, bound)
     write_row_outputs(sch, pattern)
     temps = {b.name for b in sch.func.temp_buffers}
     outputs = {a.name for a in sch.func.args if a.io is ArgIO.OUTPUT}

@@ -54,6 +54,18 @@ class ScheduleResult:
     tactic: str
     """The name of the tactic that scheduled the function (`tactics.TACTICS`: "grid",
     "column", "row", "tile" or "flat"), shown by the dumps and `cinn-py ir`."""
+    tuned: dict[str, int] | None = None
+    """The knobs a schedule database gave the tactic (`schedule_db`); None where its
+    rules decided."""
+
+    @property
+    def label(self) -> str:
+        """The tactic, with the database's knobs where it used some: what the dumps,
+        `cinn-py ir` and `dump-cuda` headings say ("row, tuned threads_per_row=256
+        rows_per_block=1")."""
+        if not self.tuned:
+            return self.tactic
+        return f"{self.tactic}, tuned " + " ".join(f"{k}={v}" for k, v in self.tuned.items())
 
     def replay(self, lowered: LoweredFunc) -> LoweredFunc:
         return finish_schedule(self.trace.replay(lowered))

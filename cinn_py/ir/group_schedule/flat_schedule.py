@@ -49,16 +49,19 @@ from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize, St
 from cinn_py.ir.visitor import Visitor
 
 
-def schedule_flat(func: LoweredFunc, target: TargetInfo) -> tuple[IRSchedule, LaunchConfig | None]:
+def schedule_flat(
+    func: LoweredFunc, target: TargetInfo, threads: int | None = None, min_steps: int = 1
+) -> tuple[IRSchedule, LaunchConfig | None]:
     """Applies the flat schedule's primitives to every block of `func`; the caller
     finishes (guards) and traces. The launch is None when no block has a loop to bind.
-    Raises ScheduleError for a block this schedule does not handle (nested blocks, no
-    store, a non-constant extent)."""
+    `threads` and `min_steps` (vectors a thread, at least), for a function of static
+    shape: one of `flat_candidates` instead of the rule. Raises ScheduleError for a block this
+    schedule does not handle (nested blocks, no store, a non-constant extent)."""
     sch = IRSchedule(func)
     plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
     if any(plan.symbolic is not None for plan in plans):
         return sch, _distribute_symbolic(sch, plans, target)
-    launch = _launch(plans, target)
+    launch = _launch(plans, target, threads, min_steps)
     if launch is not None:
         for plan in plans:
             if plan.extent:
@@ -84,10 +87,36 @@ def flat_knobs(func: LoweredFunc, target: TargetInfo) -> dict[str, int]:
     }
 
 
-def _launch(plans: list[_BlockPlan], target: TargetInfo) -> LaunchConfig | None:
+def flat_candidates(func: LoweredFunc, target: TargetInfo) -> list[tuple[int, int]]:
+    """(threads, min_steps) the flat schedule can launch `func` with (static extents):
+    64 to 1024 threads a block (at most the block limit, and no more warps than the
+    vectors need), at least 1, 2, 4 or 8 vectors a thread (grid-stride steps), one pair
+    for each distinct launch (the least min_steps giving it); the rule's
+    (`choose_launch`: its threads, min_steps 1) among them. Empty when nothing is bound
+    or an extent is symbolic."""
+    sch = IRSchedule(func, trace=False)
+    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    items = max((plan.items for plan in plans), default=0)
+    if not items or any(plan.symbolic is not None for plan in plans):
+        return []
+    rule = choose_launch(items, target)
+    warp = target.warp_size
+    most = min(target.max_threads_per_block, max(warp, -(-items // warp) * warp))
+    found: dict[LaunchConfig, tuple[int, int]] = {rule: (rule.threads, 1)}
+    for threads in (64, 128, 256, 512, 1024):
+        if threads > most:
+            continue
+        for steps in (1, 2, 4, 8):
+            found.setdefault(choose_launch(items, target, threads, steps), (threads, steps))
+    return sorted(found.values())
+
+
+def _launch(
+    plans: list[_BlockPlan], target: TargetInfo, threads: int | None = None, min_steps: int = 1
+) -> LaunchConfig | None:
     """The launch of the block with the most vectors; None when no block has any."""
     items = max((plan.items for plan in plans), default=0)
-    return choose_launch(items, target) if items else None
+    return choose_launch(items, target, threads, min_steps) if items else None
 
 
 @dataclass(frozen=True)

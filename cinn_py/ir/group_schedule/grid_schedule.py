@@ -119,6 +119,7 @@ def grid_plan(
     lanes: int = 1,
     cols: int | None = None,
     bucketed: bool = False,
+    threads: int | None = None,
 ) -> GridLaunch | None:
     """The launch of the grid schedule for `pattern` on `target`, or None when one block
     per row is enough: T = the row schedule's threads for the row, G chunks per row so
@@ -131,12 +132,15 @@ def grid_plan(
     G = ceil(cols / L); elsewhere the scalar plan. `cols` overrides the pattern's (the
     bound `walked_cols` gives a row of symbolic length). `bucketed`: the row count is
     symbolic (`symbolic_rows`): the plan is made for its bucket (`planned_rows`), which
-    it carries as `rows_bound`."""
+    it carries as `rows_bound`. `threads`: T for both plans instead of the rules (a
+    tuned setting, `grid_candidates`; no halving)."""
     rows = pattern.rows
     cols = pattern.cols if cols is None else cols
     if rows < 1 or cols < 1:
         return None
-    threads = threads_for(cols, target)
+    tuned = threads
+    if threads is None:
+        threads = threads_for(cols, target)
     by_work = min(cols // (MIN_STEPS * threads), target.max_grid_dims[1])
     if by_work < 2:  # decided by the row alone, whatever the row count (`ir.dim_guards`)
         return None
@@ -151,8 +155,23 @@ def grid_plan(
         return None
     bound = walked if bucketed else None
     scalar = GridLaunch(threads, rows, steps, chunks, rows_bound=bound)
-    vector = _vector_plan(walked, cols, target, lanes)
+    vector = _vector_plan(walked, cols, target, lanes, tuned)
     return scalar if vector is None else dataclasses.replace(vector, blocks=rows, rows_bound=bound)
+
+
+def grid_candidates(pattern: RowPattern, target: TargetInfo, lanes: int, cols: int) -> list[int]:
+    """The threads a block the grid schedule can take for `pattern` (static dims): 128
+    to 1024 (at most the block limit) where `grid_plan` still finds a plan of 2 chunks
+    or more with them, and the rule's."""
+    rule = grid_plan(pattern, target, lanes, cols)
+    found = set() if rule is None else {rule.threads}
+    for threads in (128, 256, 512, 1024):
+        if threads > target.max_threads_per_block:
+            continue
+        plan = grid_plan(pattern, target, lanes, cols, threads=threads)
+        if plan is not None and plan.threads == threads:
+            found.add(threads)
+    return sorted(found)
 
 
 def planned_rows(rows: int, fill: int) -> int:
@@ -173,16 +192,20 @@ def symbolic_rows(func: LoweredFunc) -> bool:
     )
 
 
-def _vector_plan(rows: int, cols: int, target: TargetInfo, lanes: int) -> GridLaunch | None:
+def _vector_plan(
+    rows: int, cols: int, target: TargetInfo, lanes: int, threads: int | None = None
+) -> GridLaunch | None:
     """T from the row schedule, halved (down to MIN_VECTOR_THREADS) while the grid has
     fewer blocks than the target has SMs: the work fixes the threads (CACHED_STEPS
     vectors each), smaller blocks spread them over more SMs (4 rows of 40000 float32:
     12 blocks of 1024 threads would use 12 SMs, 80 of 128 use 80)."""
     if lanes < 2 or cols % lanes:
         return None
-    threads = threads_for(cols, target, lanes)
+    tuned = threads is not None
+    if threads is None:
+        threads = threads_for(cols, target, lanes)
     chunks = -(-cols // (CACHED_STEPS * threads * lanes))
-    while threads > MIN_VECTOR_THREADS and rows * chunks < target.sm_count:
+    while not tuned and threads > MIN_VECTOR_THREADS and rows * chunks < target.sm_count:
         threads //= 2
         chunks = -(-cols // (CACHED_STEPS * threads * lanes))
     if not 2 <= chunks <= target.max_grid_dims[1]:
@@ -238,13 +261,14 @@ def grid_problem(func: LoweredFunc, pattern: RowPattern, cols: int | None = None
 
 
 def schedule_grid(
-    func: LoweredFunc, target: TargetInfo, pattern: RowPattern
+    func: LoweredFunc, target: TargetInfo, pattern: RowPattern, threads: int | None = None
 ) -> tuple[IRSchedule, GridLaunch]:
     """Applies the grid schedule's primitives (for a function `GridTactic.accepts`
-    takes); the caller finishes (guards) and traces."""
+    takes); the caller finishes (guards) and traces. `threads`, for a function of
+    static shape: one of `grid_candidates` instead of the rules."""
     cols, lanes = walked_cols(func, pattern)
     bucketed = symbolic_rows(func)
-    launch = grid_plan(pattern, target, lanes, cols, bucketed)
+    launch = grid_plan(pattern, target, lanes, cols, bucketed, None if bucketed else threads)
     why = "no grid plan for the pattern" if launch is None else grid_problem(func, pattern, cols)
     if why is not None:
         raise ScheduleError("auto_schedule", func.name, f"the grid schedule does not apply: {why}")

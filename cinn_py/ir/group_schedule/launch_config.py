@@ -69,15 +69,20 @@ def vector_lanes(extent: int, itemsize: int) -> int:
     return lanes
 
 
-def choose_launch(items: int, target: TargetInfo) -> LaunchConfig:
-    """The configuration for `items` vectors (>= 1) on `target`."""
+def choose_launch(
+    items: int, target: TargetInfo, threads: int | None = None, min_steps: int = 1
+) -> LaunchConfig:
+    """The configuration for `items` vectors (>= 1) on `target`. `threads` and
+    `min_steps` (vectors a thread, at least: a tuned setting, `flat_candidates`) replace
+    the rule's threads and its one vector a thread where the grid allows."""
     if items < 1:
         raise ValueError(f"choose_launch: expected at least one item, got {items}")
     warp = target.warp_size
-    threads = min(
-        PREFERRED_THREADS, target.max_threads_per_block, max(warp, _round_up(items, warp))
-    )
-    blocks = min(_ceil_div(items, threads), target.max_blocks)
+    if threads is None:
+        threads = min(
+            PREFERRED_THREADS, target.max_threads_per_block, max(warp, _round_up(items, warp))
+        )
+    blocks = min(_ceil_div(items, threads * min_steps), target.max_blocks)
     return LaunchConfig(threads, blocks, steps_for(items, threads, blocks))
 
 

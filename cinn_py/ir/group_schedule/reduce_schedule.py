@@ -246,30 +246,53 @@ def _static_shape(buffer: Buffer) -> tuple[int | None, ...]:
     return tuple(concrete(d) for d in buffer.shape)
 
 
+def row_candidates(
+    func: LoweredFunc, pattern: RowPattern, target: TargetInfo
+) -> list[tuple[int, int]]:
+    """(threads a row, rows a block) the row schedule can take for `func` of static
+    shape: threads from a warp up to the row's vectors (a power of two, at most the
+    block limit); where a warp walks a row, 1 to 32 rows a block (at most the rows);
+    each within the block and grid limits. `threads_for` and `rows_per_block` pick one."""
+    lanes = lanes_for(func, pattern)
+    vectors = max(1, -(-pattern.cols // lanes))
+    limit = min(1 << (target.max_threads_per_block.bit_length() - 1), 1024)
+    top = max(target.warp_size, pow2_at_least(vectors, limit))
+    found = []
+    threads = target.warp_size
+    while threads <= top:
+        per_blocks = [1]
+        if threads == target.warp_size and pattern.rows >= 2:
+            most = min(pow2_at_least(pattern.rows), target.max_threads_per_block // threads)
+            per_blocks = [r for r in (1, 2, 4, 8, 16, 32) if r <= most]
+        for per_block in per_blocks:
+            if -(-pattern.rows // per_block) <= target.max_grid_dims[0]:
+                found.append((threads, per_block))
+        threads *= 2
+    return found
+
+
 def schedule_rows(
-    func: LoweredFunc, target: TargetInfo, pattern: RowPattern
+    func: LoweredFunc,
+    target: TargetInfo,
+    pattern: RowPattern,
+    threads: int | None = None,
+    per_block: int | None = None,
 ) -> tuple[IRSchedule, LaunchConfig]:
-    """Applies the row schedule's primitives; the caller finishes (guards) and traces."""
+    """Applies the row schedule's primitives; the caller finishes (guards) and traces.
+    `threads` (a row) and `per_block` (rows a block), for a function of static shape:
+    one of `row_candidates` instead of the rules."""
     sch = IRSchedule(func)
     bound = symbolic_cols_bound(func, pattern)
+    tuned = threads is not None and bound is None
     if bound is None:
         lanes = lanes_for(func, pattern)
-        threads = threads_for(pattern.cols, target, lanes)
+        if threads is None:
+            threads = threads_for(pattern.cols, target, lanes)
     else:  # a symbolic row length: threads for its bucket
         lanes = symbolic_lanes(func, pattern, bound)
         threads = symbolic_threads(func, pattern, bound, lanes, target)
-    per_block = rows_per_block(pattern, threads, target)
-    if _symbolic_warp_rows(func, pattern, threads, target):
-        per_block = ROWS_PER_BLOCK  # not from the signature's count: the kernel serves all
-    elif _symbolic(func) and per_block > 1:
-        # R must divide the rows for every value: the rows of a block past the last row
-        # would need their combine's element clamped to `rows - 1`, which `finish` does
-        # for constant row counts only. So R is halved until it divides the rows'
-        # constant factor (B * 12 heads * S rows: 4 rows a block), and then R rows a
-        # block split exactly for every value, no row past the end.
-        factor = rows_factor(func, pattern)
-        while factor % per_block:
-            per_block //= 2
+    if not tuned or per_block is None:
+        per_block = _rule_rows_per_block(func, pattern, threads, target)
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
         raise ScheduleError(
@@ -320,6 +343,26 @@ def schedule_rows(
     _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes, bound)
     fuse_sibling_reductions(sch)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def _rule_rows_per_block(
+    func: LoweredFunc, pattern: RowPattern, threads: int, target: TargetInfo
+) -> int:
+    """R by the rules: `rows_per_block`, made to serve every row count of a symbolic
+    function."""
+    per_block = rows_per_block(pattern, threads, target)
+    if _symbolic_warp_rows(func, pattern, threads, target):
+        per_block = ROWS_PER_BLOCK  # not from the signature's count: the kernel serves all
+    elif _symbolic(func) and per_block > 1:
+        # R must divide the rows for every value: the rows of a block past the last row
+        # would need their combine's element clamped to `rows - 1`, which `finish` does
+        # for constant row counts only. So R is halved until it divides the rows'
+        # constant factor (B * 12 heads * S rows: 4 rows a block), and then R rows a
+        # block split exactly for every value, no row past the end.
+        factor = rows_factor(func, pattern)
+        while factor % per_block:
+            per_block //= 2
+    return per_block
 
 
 def _registers_for_computed(

@@ -23,9 +23,11 @@ place it is written:
              per output running its reduce loops (`flat_schedule.py`); it refuses only
              a group that reads a reduction back (which needs the group's pattern)
 
-Each tactic's `knobs(func, target, pattern)` gives, as data, what it decides for a
-function it accepts (threads, lanes, rows per block, tile size...): the values a tuner
-would vary. Fusion asks the tactics too (`row_schedule_fits`) instead of restating the
+Each tactic's `knobs(func, target, pattern)` gives, as data, what its rules decide for
+a function it accepts (threads, lanes, rows per block, tile size...); `candidates` lists
+the settings of its tunable ones (`knob_names`) it can take instead, which
+tools/tune.py measures and a schedule database (`schedule_db`) hands back per shape
+bucket (`key`). Fusion asks the tactics too (`row_schedule_fits`) instead of restating the
 row schedule's limits; the hardware numbers behind them live in `TargetInfo`.
 
 A new tactic is one subclass of `Tactic` and one entry in `TACTICS` (docs/EXTENDING.md).
@@ -33,21 +35,26 @@ A new tactic is one subclass of `Tactic` and one entry in `TACTICS` (docs/EXTEND
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import ClassVar
 
-from cinn_py.ir.dim_guards import shown
+from cinn_py.ir.dim_guards import pow2_at_least, shown
+from cinn_py.ir.expr import Buffer, Var
 from cinn_py.ir.group_schedule.column_schedule import (
     LANES,
     ColumnKind,
+    column_candidates,
     column_kind,
     column_threads,
     columns_pattern,
     schedule_columns,
 )
 from cinn_py.ir.group_schedule.finish import ScheduleResult, finish_schedule
-from cinn_py.ir.group_schedule.flat_schedule import flat_knobs, schedule_flat
+from cinn_py.ir.group_schedule.flat_schedule import flat_candidates, flat_knobs, schedule_flat
 from cinn_py.ir.group_schedule.grid_schedule import (
+    grid_candidates,
     grid_plan,
     grid_problem,
     schedule_grid,
@@ -59,10 +66,12 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     MIN_ROW_COLS,
     find_reduces,
     lanes_for,
+    row_candidates,
     rows_per_block,
     schedule_rows,
     threads_for,
 )
+from cinn_py.ir.group_schedule.schedule_db import ScheduleKey
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.group_schedule.tile_schedule import (
     PAD,
@@ -87,11 +96,22 @@ READS_BACK: Refusal = (
 )
 
 
+Knobs = Mapping[str, int]
+"""A tactic's tunable numbers by name (`Tactic.knob_names`)."""
+
+
 class Tactic(ABC):
     """One schedule as a rule: `accepts` says why not (cheaply), `schedule` applies the
-    primitives to a function it accepts, `apply` is both plus the finishing passes."""
+    primitives to a function it accepts, `apply` is both plus the finishing passes.
+
+    The numbers it decides by rule (`knobs`) can be tuned: `candidates` lists the
+    settings of `knob_names` it can schedule a function with (the rule's among them),
+    `bucket` the shape bucket a schedule database files them under, and `apply` takes
+    one of them instead of the rule (`schedule_db`, tools/tune.py)."""
 
     name: ClassVar[str]
+    knob_names: ClassVar[tuple[str, ...]] = ()
+    """The knobs a database entry may set (`candidates` gives their legal values)."""
 
     @abstractmethod
     def accepts(
@@ -102,30 +122,99 @@ class Tactic(ABC):
 
     @abstractmethod
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        """The traced primitives for a function `accepts` takes, and the launch;
-        `apply` finishes them. ScheduleError for a block the schedule cannot handle."""
+        """The traced primitives for a function `accepts` takes, and the launch, with
+        `knobs` (one of `candidates`) where given, else the rules; `apply` finishes
+        them. ScheduleError for a block the schedule cannot handle."""
 
     @abstractmethod
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
-        """What this tactic decides for a function it accepts, by name: the numbers a
-        tuner would vary."""
+        """What this tactic decides for a function it accepts, by name, by its rules."""
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        """Every setting of `knob_names` this tactic can schedule `func` with (it
+        accepts `func`), the rules' included; empty where nothing is tunable, always for
+        a function over symbolic dims (its kernel serves every shape of its buckets)."""
+        return []
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        """The shape bucket `func` is filed under in a schedule database: its dims
+        (`rows` and `cols`, or `elements`) each rounded up to a power of two; None for a
+        function over symbolic dims."""
+        return None
+
+    def key(self, func: LoweredFunc, pattern: RowPattern | None = None) -> ScheduleKey | None:
+        """The database key of `func` for this tactic (None: not looked up)."""
+        bucket = self.bucket(func, pattern)
+        if bucket is None or not self.knob_names:
+            return None
+        sizes = [arg.value.dtype.itemsize for arg in func.args if isinstance(arg.value, Buffer)]
+        return ScheduleKey(self.name, min(sizes, default=4), tuple(sorted(bucket.items())))
 
     def apply(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None = None,
+        knobs: Knobs | None = None,
     ) -> ScheduleResult | None:
         """`func` scheduled, finished and named after this tactic; None when `accepts`
-        refuses it."""
+        refuses it. `knobs`: a setting to use instead of the rules, taken only where it
+        is one of `candidates` (a database entry made for another function of the
+        bucket may not fit this one): else the rules decide."""
         if self.accepts(func, target, pattern) is not None:
             return None
-        sch, launch = self.schedule(func, target, pattern)
-        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch, self.name)
+        return self.scheduled(func, target, pattern, knobs)
+
+    def scheduled(
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None = None,
+        knobs: Knobs | None = None,
+    ) -> ScheduleResult:
+        """`apply` for a function `accepts` took already."""
+        if knobs is not None and dict(knobs) not in self.candidates(func, target, pattern):
+            knobs = None
+        sch, launch = self.schedule(func, target, pattern, knobs)
+        tuned = None if knobs is None else dict(knobs)
+        return ScheduleResult(finish_schedule(sch.func), sch.trace, launch, self.name, tuned)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _symbolic(func: LoweredFunc) -> bool:
+    """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
+    return any(isinstance(arg.value, Var) for arg in func.args)
+
+
+def _rows_cols(func: LoweredFunc, pattern: RowPattern | None) -> dict[str, int] | None:
+    """The bucket of a reduction's function: its rows and row length, rounded up."""
+    if pattern is None or _symbolic(func):
+        return None
+    return {"rows": pow2_at_least(pattern.rows), "cols": pow2_at_least(pattern.cols)}
+
+
+def _elements(func: LoweredFunc) -> dict[str, int] | None:
+    """The bucket of an elementwise or tiled function: its largest buffer's elements."""
+    if _symbolic(func):
+        return None
+    sizes = [
+        math.prod(int(d.value) for d in arg.value.shape)
+        for arg in func.args
+        if isinstance(arg.value, Buffer)
+    ]
+    return {"elements": pow2_at_least(max(sizes, default=1))}
 
 
 def _given(pattern: RowPattern | None) -> RowPattern:
@@ -138,6 +227,7 @@ class GridTactic(Tactic):
     """Several blocks per row for few long rows (`grid_schedule.py`)."""
 
     name = "grid"
+    knob_names = ("threads",)
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -155,9 +245,26 @@ class GridTactic(Tactic):
         return grid_problem(func, pattern, cols)
 
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        return schedule_grid(func, target, _given(pattern))
+        threads = None if knobs is None else knobs["threads"]
+        return schedule_grid(func, target, _given(pattern), threads)
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        if _symbolic(func):
+            return []
+        pattern = _given(pattern)
+        cols, lanes = walked_cols(func, pattern)
+        return [{"threads": t} for t in grid_candidates(pattern, target, lanes, cols)]
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -179,6 +286,7 @@ class ColumnTactic(Tactic):
     """Column reductions on 2-D blocks (`column_schedule.py`)."""
 
     name = "column"
+    knob_names = ("threads_y",)
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -216,9 +324,24 @@ class ColumnTactic(Tactic):
         return None
 
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        return schedule_columns(func, target, _given(pattern))
+        threads_y = None if knobs is None else knobs["threads_y"]
+        return schedule_columns(func, target, _given(pattern), threads_y)
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        if _symbolic(func):
+            return []
+        return [{"threads_y": t} for t in column_candidates(_given(pattern), target)]
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -230,6 +353,7 @@ class RowTactic(Tactic):
     """A thread block (or a warp) per row (`reduce_schedule.py`)."""
 
     name = "row"
+    knob_names = ("threads_per_row", "rows_per_block")
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -249,9 +373,30 @@ class RowTactic(Tactic):
         return None
 
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        return schedule_rows(func, target, _given(pattern))
+        if knobs is None:
+            return schedule_rows(func, target, _given(pattern))
+        threads, per_block = knobs["threads_per_row"], knobs["rows_per_block"]
+        return schedule_rows(func, target, _given(pattern), threads, per_block)
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        if _symbolic(func):
+            return []
+        pattern = _given(pattern)
+        return [
+            {"threads_per_row": threads, "rows_per_block": per_block}
+            for threads, per_block in row_candidates(func, pattern, target)
+        ]
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -270,6 +415,7 @@ class TileTactic(Tactic):
     """Transposes through shared-memory tiles (`tile_schedule.py`)."""
 
     name = "tile"
+    knob_names = ("lanes",)
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -277,12 +423,27 @@ class TileTactic(Tactic):
         return tile_problem(func)
 
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
         plan = tile_plan(func)
         if plan is None:
             raise ValueError(f"the tile tactic does not take {func.name}: {tile_problem(func)}")
-        return schedule_tiles(func, plan, target)
+        return schedule_tiles(func, plan, target, None if knobs is None else knobs["lanes"])
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        plan = tile_plan(func)
+        if plan is None or _symbolic(func):
+            return []
+        return [{"lanes": lanes} for lanes in sorted({1, tile_lanes(func, plan)})]
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        return _elements(func)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -297,6 +458,7 @@ class FlatTactic(Tactic):
     resort, which takes every function but one that reads a reduction back."""
 
     name = "flat"
+    knob_names = ("threads", "min_steps")
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -304,9 +466,25 @@ class FlatTactic(Tactic):
         return READS_BACK if func.temp_buffers else None
 
     def schedule(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+        self,
+        func: LoweredFunc,
+        target: TargetInfo,
+        pattern: RowPattern | None,
+        knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        return schedule_flat(func, target)
+        if knobs is None:
+            return schedule_flat(func, target)
+        return schedule_flat(func, target, knobs["threads"], knobs["min_steps"])
+
+    def candidates(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    ) -> list[dict[str, int]]:
+        if _symbolic(func):
+            return []
+        return [{"threads": t, "min_steps": n} for t, n in flat_candidates(func, target)]
+
+    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
+        return _elements(func)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None

@@ -160,9 +160,10 @@ def _transposed_dim(load: Load, position: dict[str, int], rank: int) -> int | No
 
 
 def schedule_tiles(
-    func: LoweredFunc, plan: TilePlan, target: TargetInfo | None = None
+    func: LoweredFunc, plan: TilePlan, target: TargetInfo | None = None, lanes: int | None = None
 ) -> tuple[IRSchedule, LaunchConfig]:
-    """Applies the tile schedule (module docstring) with IRSchedule primitives.
+    """Applies the tile schedule (module docstring) with IRSchedule primitives. `lanes`:
+    1, or `tile_lanes`'s 2 where it allows them, instead of the rule.
 
     Over symbolic dims the tiles along q go on blockIdx.x and the rest on blockIdx.y
     (where that many fit `target`'s grid): fused on one axis, each tile coordinate is a
@@ -173,7 +174,8 @@ def schedule_tiles(
     loops = sch.get_loops(plan.block)
     last = len(loops) - 1
     symbolic = any(not isinstance(sch.get(loops[d]).extent, IntImm) for d in (plan.dim, last))
-    lanes = tile_lanes(func, plan)
+    allowed = tile_lanes(func, plan)
+    lanes = allowed if lanes is None or lanes not in (1, allowed) else lanes
     size = TILE * lanes
     p_out, p_in = _split_tile(sch, loops[plan.dim], size)
     q_out, q_in = _split_tile(sch, loops[last], size)

@@ -1,0 +1,249 @@
+"""The schedule database (`schedule_db`): its file format and errors, where it is found,
+the tactics taking its entries (and only entries that fit), the compile API and the
+compiled-program cache key, and tools/tune.py writing one that the next compile reads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from reduction_programs import lowered
+
+import cinn_py
+from cinn_py import cli
+from cinn_py.driver import program_cache
+from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.errors import ScheduleDBError
+from cinn_py.ir.group_schedule import TargetInfo, auto_schedule, schedule_db
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey
+from cinn_py.ir.group_schedule.tactics import RowTactic
+from cinn_py.perf import binaries
+from cinn_py.pir.builder import Builder
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.parser import parse_program
+from cinn_py.pir.program import Program
+from kernels_tests.tool_modules import load_tool
+
+CUDA = TargetInfo.cuda()
+ROW_KEY = ScheduleKey("row", 4, (("cols", 1024), ("rows", 8)))
+"""The row tactic's key of a float32 softmax over [7, 1000]."""
+
+
+def _softmax(shape=(7, 1000)) -> Program:
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=DataType.FLOAT32)
+    b.op("pd_op.softmax", x, axis=-1)
+    return program
+
+
+SOFTMAX_TEXT = """{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",place:Place(undefined:0),shape:[7,1000],stop_gradient:[true]} : () -> tensor<7x1000xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:-1,stop_gradient:[true]} : (tensor<7x1000xf32>) -> tensor<7x1000xf32>
+}
+"""  # noqa: E501
+
+
+def _file(entries, **top) -> str:
+    data = {"format": 1, "arch": "sm_90", "written": {}, "entries": entries, **top}
+    return json.dumps(data)
+
+
+ENTRY = {"tactic": "row", "itemsize": 4, "bucket": {"rows": 8, "cols": 1024}, "knobs": {}}
+
+
+def _entry(**changes):
+    return {**ENTRY, "knobs": {"threads_per_row": 256, "rows_per_block": 1}, **changes}
+
+
+# ---- the file -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "schedule database db.json: not JSON (Expecting property name"),
+        ("[]", "expected a JSON object, got list"),
+        (_file([], format=2), "format 2, this cinn_py reads format 1"),
+        (_file([], arch="sm_80"), "arch 'sm_80', expected 'sm_90'"),
+        (_file({}), "'entries' must be a list"),
+        (_file([_entry(tactic="rows")]), "entry 0: tactic 'rows' is none of grid, column, row"),
+        (_file([_entry(itemsize=3)]), "entry 0: itemsize 3 is none of (1, 2, 4, 8)"),
+        (_file([_entry(bucket={"rows": 7})]), "entry 0: bucket rows = 7 is not a power of two"),
+        (
+            _file([_entry(knobs={"lanes": 4})]),
+            "row has no knob 'lanes' (its knobs: threads_per_row",
+        ),
+        (
+            _file([_entry(knobs={"threads_per_row": 0, "rows_per_block": 1})]),
+            "knob threads_per_row = 0 is not a positive int",
+        ),
+        (_file([_entry(), _entry()]), "entry 1: a second entry for (row, 4-byte elements"),
+    ],
+)
+def test_a_database_that_cannot_be_used_names_the_file_the_entry_and_why(text, message):
+    with pytest.raises(ScheduleDBError) as info:
+        schedule_db.parse(text, "db.json", "sm_90")
+    assert message in str(info.value)
+
+
+def test_write_and_load_round_trip(tmp_path):
+    db = ScheduleDB("sm_90").with_entry(ROW_KEY, {"threads_per_row": 256, "rows_per_block": 1})
+    db = db.with_entry(
+        ScheduleKey("flat", 2, (("elements", 1024),)), {"threads": 128, "min_steps": 2}
+    )
+    path = tmp_path / "sm_90.json"
+    db.write(path)
+    back = schedule_db.load(path, "sm_90")
+    assert dict(back.entries) == dict(db.entries)
+    assert back.digest == db.digest and len(back.digest) == 16
+    assert ScheduleDB("sm_90").digest == ""  # the empty database: the key of no file
+    other = db.with_entry(ROW_KEY, {"threads_per_row": 512, "rows_per_block": 1})
+    assert other.digest != db.digest
+    noted = db.with_entry(ROW_KEY, db.entries[ROW_KEY], {"score": 0.9})
+    assert noted.digest == db.digest  # notes are not what schedules
+
+
+def test_where_the_database_is_found(tmp_path, monkeypatch):
+    monkeypatch.setenv(schedule_db.ENV, str(tmp_path))
+    assert len(schedule_db.database_for("sm_90")) == 0  # no file: empty, rules everywhere
+    (tmp_path / "sm_90.json").write_text(_file([_entry()]))
+    assert schedule_db.database_for("sm_90").lookup(ROW_KEY) == {
+        "threads_per_row": 256,
+        "rows_per_block": 1,
+    }
+    monkeypatch.setenv(schedule_db.ENV, "off")
+    assert schedule_db.schedules_dir() is None and len(schedule_db.database_for("sm_90")) == 0
+    monkeypatch.delenv(schedule_db.ENV)
+    assert schedule_db.schedules_dir().name == "schedules"  # the checkout's
+
+
+def test_a_damaged_database_fails_the_compile_call_with_its_name(tmp_path, monkeypatch):
+    (tmp_path / "sm_90.json").write_text('{"format": 1, "arch": "sm_90", "entries": [1]}')
+    monkeypatch.setenv(schedule_db.ENV, str(tmp_path))
+    with pytest.raises(ScheduleDBError, match=r"sm_90.json: entry 0: expected an object"):
+        cinn_py.compile(_softmax(), "cuda-emu")
+
+
+# ---- the tactics taking entries -----------------------------------------------------------
+
+
+def test_auto_schedule_takes_an_entry_that_fits_and_the_rules_elsewhere():
+    func, pattern = lowered(_softmax())
+    assert RowTactic().key(func, pattern) == ROW_KEY
+    rules = auto_schedule(func, CUDA, pattern)
+    assert rules.tuned is None and rules.launch.threads == 64
+
+    knobs = {"threads_per_row": 256, "rows_per_block": 1}
+    tuned = auto_schedule(
+        func, CUDA, pattern, schedules=ScheduleDB("sm_90").with_entry(ROW_KEY, knobs)
+    )
+    assert tuned.tactic == "row" and tuned.tuned == knobs
+    assert (tuned.launch.threads, tuned.launch.blocks) == (256, 7)
+
+    # One entry, two functions of its bucket: [7, 999] walks 999 scalars (odd: no
+    # vectors), so 1024 threads are among its candidates; [5, 600] walks 150 vectors of
+    # 4, at most 256 threads: the entry does not fit, its rules decide.
+    wide = {"threads_per_row": 1024, "rows_per_block": 1}
+    db = ScheduleDB("sm_90").with_entry(ROW_KEY, wide)
+    odd, odd_pattern = lowered(_softmax((7, 999)))
+    assert RowTactic().key(odd, odd_pattern) == ROW_KEY
+    assert auto_schedule(odd, CUDA, odd_pattern, schedules=db).launch.threads == 1024
+    func5, pattern5 = lowered(_softmax((5, 600)))
+    assert RowTactic().key(func5, pattern5) == ROW_KEY
+    kept = auto_schedule(func5, CUDA, pattern5, schedules=db)
+    assert kept.tuned is None
+    assert kept.launch == auto_schedule(func5, CUDA, pattern5).launch
+
+
+def test_a_symbolic_function_is_not_looked_up():
+    text = SOFTMAX_TEXT.replace("shape:[7,1000]", "shape:[-1,1000]").replace(
+        "tensor<7x1000xf32>", "tensor<-1x1000xf32>"
+    )
+    knobs = {"threads_per_row": 256, "rows_per_block": 1}
+    db = ScheduleDB("sm_90").with_entry(ROW_KEY, knobs)
+    compiler = PIRCompiler(
+        parse_program(text), "cuda-emu", feed_shapes={"x": [7, 1000]}, schedules=db
+    )
+    (kernel,) = compiler.stages(until="scheduled").fused
+    assert kernel.symbolic_dims_taken and kernel.scheduled.tuned is None
+
+
+def test_compile_runs_the_tuned_schedule_and_keys_the_program_cache_on_it(tmp_path):
+    knobs = {"threads_per_row": 256, "rows_per_block": 1}
+    db = ScheduleDB("sm_90").with_entry(ROW_KEY, knobs)
+    path = tmp_path / "sm_90.json"
+    db.write(path)
+    exe = cinn_py.compile(parse_program(SOFTMAX_TEXT), "cuda-emu", schedules=path)
+    x = np.random.default_rng(0).standard_normal((7, 1000)).astype(np.float32)
+    (got,) = exe.run({"x": x}).values()
+    want = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    (kernel,) = exe.kernels
+    assert kernel.block == (256, 1, 1)
+
+    def key(schedules):
+        compiler = PIRCompiler(parse_program(SOFTMAX_TEXT), "cuda-emu", schedules=schedules)
+        return program_cache.program_key(compiler)
+
+    assert key(db) != key(ScheduleDB("sm_90"))
+    assert key(db) == key(path)
+
+
+def test_the_cli_says_one_line_for_a_damaged_database(tmp_path):
+    (tmp_path / "sm_90.json").write_text("{")
+    program = tmp_path / "softmax.pir"
+    program.write_text(SOFTMAX_TEXT)
+    run = subprocess.run(
+        [sys.executable, "-m", "cinn_py.cli", "run", str(program), "--target", "cuda-emu"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, schedule_db.ENV: str(tmp_path)},
+    )
+    assert run.returncode != 0
+    assert "schedule database" in run.stderr and "not JSON" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+# ---- the tuner ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
+def test_the_tuner_writes_a_database_the_next_compile_reads(tmp_path, capsys):
+    tune = load_tool("tune")
+    out = tmp_path / "sm_90.json"
+    argv = ["--cases", "softmax", "--dtypes", "float32", "--shapes", "7x1000", "--out", str(out)]
+    assert tune.main([*argv, "--all", "--time", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "row, 4-byte elements, cols <= 1024, rows <= 8" in printed
+    db = schedule_db.load(out, "sm_90")
+    assert db.written["by"] == "tools/tune.py" and db.written["ranked_by"].startswith("static")
+    (key,) = db.entries
+    assert key == ROW_KEY
+    knobs = db.entries[key]
+    assert db.notes[key]["workloads"] == ["softmax_f32_7x1000"]
+
+    compiler = PIRCompiler(parse_program(SOFTMAX_TEXT), "cuda-emu", schedules=out)
+    (kernel,) = compiler.stages(until="scheduled").fused
+    assert kernel.scheduled.tuned == knobs
+    assert kernel.scheduled.launch.threads == knobs["threads_per_row"] * knobs["rows_per_block"]
+
+
+def test_the_cli_schedules_with_a_database_file(tmp_path, capsys):
+    path = tmp_path / "tuned.json"
+    ScheduleDB("sm_90").with_entry(ROW_KEY, {"threads_per_row": 256, "rows_per_block": 1}).write(
+        path
+    )
+    program = tmp_path / "softmax.pir"
+    program.write_text(SOFTMAX_TEXT)
+    argv = ["ir", str(program), "--stage", "scheduled", "--target", "cuda-emu"]
+    assert cli.main([*argv, "--schedules", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "// tactic: row, tuned threads_per_row=256 rows_per_block=1" in out
+    assert "block (256, 1, 1)" in out
+    assert cli.main([*argv, "--schedules", str(tmp_path / "missing.json")]) != 0
+    assert "schedule database" in capsys.readouterr().err

@@ -1,0 +1,141 @@
+"""Every tunable setting of every tactic (`Tactic.candidates`, what tools/tune.py tries
+and a schedule database may hold) scheduled at odd shapes and run on cuda-emu against
+the IR interpreter: all candidates of all cases rendered into one source (one g++
+compile). A knob the rules never pick (1024 threads for a 125-vector row, 32 rows a
+block for 7 rows) must still give the right numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from auto_schedule_funcs import inputs_for, run_interpreted
+from reduction_programs import lowered, reduction
+
+from cinn_py.backends import cuda_emu
+from cinn_py.backends.codegen_cuda import generate_cuda
+from cinn_py.ir.group_schedule import TargetInfo
+from cinn_py.ir.group_schedule.tactics import TACTICS
+from cinn_py.ir.stmt import ArgIO, LoweredFunc
+from cinn_py.pir.builder import Builder
+from cinn_py.pir.dtypes import DataType
+from cinn_py.pir.program import Program
+from cinn_py.tolerances import tolerance
+
+CUDA = TargetInfo.cuda()
+F16 = DataType.FLOAT16
+
+
+def _softmax(shape, dtype=DataType.FLOAT32) -> Program:
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    b.op("pd_op.softmax", x, axis=-1)
+    return program
+
+
+def _add_relu_mul(shape, dtype=DataType.FLOAT32) -> Program:
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    y = b.op("pd_op.data", name="y", shape=list(shape), dtype=dtype)
+    b.op("pd_op.multiply", b.op("pd_op.relu", b.op("pd_op.add", x, y)), x)
+    return program
+
+
+def _transpose(shape, dtype=DataType.FLOAT32) -> Program:
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    b.op("pd_op.transpose", x, perm=[1, 0])
+    return program
+
+
+CASES = {
+    # row: 1000 cols (V = 4: 250 vectors), 7 rows; softmax reads its reductions back
+    "softmax_7x1000": (lambda: _softmax((7, 1000)), "row"),
+    "softmax_f16_3x129": (lambda: _softmax((3, 129), F16), "row"),
+    "row_sum_33x129": (lambda: reduction((33, 129), [1]), "row"),
+    "column_sum_129x33": (lambda: reduction((129, 33), [0]), "column"),
+    "grid_sum_3x40000": (lambda: reduction((3, 40000), [1]), "grid"),
+    "flat_1000": (lambda: _add_relu_mul((1000,)), "flat"),
+    "flat_33x129": (lambda: _add_relu_mul((33, 129)), "flat"),
+    "tile_129x33": (lambda: _transpose((129, 33)), "tile"),  # lanes 1 only: edge tiles
+    "tile_f16_128x192": (lambda: _transpose((128, 192), F16), "tile"),
+}
+
+TACTIC = {t.name: t for t in TACTICS}
+
+
+def _scheduled_candidates():
+    """(case, knobs, lowered function, scheduled function) for every candidate."""
+    found = []
+    for name, (make, tactic_name) in CASES.items():
+        func, pattern = lowered(make())
+        tactic = TACTIC[tactic_name]
+        assert tactic.accepts(func, CUDA, pattern) is None, name
+        candidates = tactic.candidates(func, CUDA, pattern)
+        assert len(candidates) >= (1 if name == "tile_129x33" else 2), (name, candidates)
+        for index, knobs in enumerate(candidates):
+            renamed = LoweredFunc(f"fn_{name}_{index}", func.args, func.body, func.temp_buffers)
+            result = tactic.apply(renamed, CUDA, pattern, knobs)
+            assert result is not None and result.tuned == knobs, (name, knobs)
+            found.append((name, knobs, renamed, result.func))
+    return found
+
+
+def test_every_candidate_computes_the_interpreters_numbers_on_cuda_emu():
+    found = _scheduled_candidates()
+    source = generate_cuda([scheduled for *_, scheduled in found])
+    module = cuda_emu.compile(source.source)
+    rng = np.random.default_rng(0)
+    for (name, knobs, func, _), kernel in zip(found, source.kernels, strict=True):
+        inputs = inputs_for(func, rng)
+        want = run_interpreted(func, inputs)
+        args, outputs = [], {}
+        for arg in kernel.args:
+            if arg.io is ArgIO.INPUT:
+                args.append(inputs[arg.name])
+                continue
+            if arg.io is ArgIO.WORKSPACE:  # the grid's partials and counter, zeroed
+                shape = [int(d.value) for d in arg.value.shape]
+                args.append(np.zeros(shape, arg.value.dtype.numpy))
+                continue
+            like = want[arg.name]
+            outputs[arg.name] = np.full(like.shape, np.nan, like.dtype)
+            args.append(outputs[arg.name])
+        module.launch(kernel.name, kernel.grid, kernel.block, args, kernel.shared_mem)
+        for out, value in outputs.items():
+            rtol, atol = tolerance(value.dtype)
+            np.testing.assert_allclose(
+                value.astype(np.float64),
+                want[out].astype(np.float64),
+                rtol=4 * rtol,
+                atol=4 * atol,
+                err_msg=f"{name} with {knobs}: {out}",
+            )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_rules_choice_is_a_candidate(name):
+    """With no knobs the tactic's rules schedule; giving their own choice back as knobs
+    schedules the very same function."""
+    make, tactic_name = CASES[name]
+    func, pattern = lowered(make())
+    tactic = TACTIC[tactic_name]
+    rule = tactic.apply(func, CUDA, pattern)
+    assert rule is not None and rule.tuned is None
+    matching = [
+        knobs
+        for knobs in tactic.candidates(func, CUDA, pattern)
+        if str(tactic.apply(func, CUDA, pattern, knobs).trace) == str(rule.trace)
+    ]
+    assert matching, f"{name}: no candidate reproduces the rules' schedule"
+
+
+def test_knobs_outside_the_candidates_leave_the_rules():
+    func, pattern = lowered(_softmax((7, 1000)))
+    tactic = TACTIC["row"]
+    rule = tactic.apply(func, CUDA, pattern)
+    odd = tactic.apply(func, CUDA, pattern, {"threads_per_row": 96, "rows_per_block": 1})
+    assert odd.tuned is None
+    assert str(odd.trace) == str(rule.trace)

@@ -1,0 +1,343 @@
+"""The tuner: `schedules/<arch>.json` from the static report, and from CUDA events on a GPU.
+
+    python tools/tune.py [--cases softmax,transpose] [--dtypes float32,float16]
+                         [--shapes 4096x4096,...] [--arch sm_90] [--out FILE]
+                         [--time K] [--min-gain 0.02] [--all] [--list]
+
+For each workload (a family of tools/bench.py at each of its tuning shapes and dtypes:
+row reductions (softmax, layer_norm, rms_norm, reduce_sum_rows), column reductions,
+reduce-all, elementwise, transpose) the tuner compiles the program with the tactics'
+rules, and for every kernel asks its tactic for the key a schedule database files it
+under (`Tactic.key`: tactic, narrowest element size, shape bucket) and the settings it
+can take (`Tactic.candidates`). Kernels of one key (softmax and layer_norm of one
+shape and dtype share the row tactic's key) are tuned together, over the candidates
+they all take:
+
+1. each candidate is compiled for `--arch` by NVRTC as the only entry of a database
+   (`cinn_py.perf.perf_report(..., schedules=)`) and read back: candidates with spills,
+   or issuing more than half their memory time where the rules' do not, are dropped;
+2. the rest are ranked by the static model's time summed over the key's kernels,
+   each against the rules' (`score`: 1.0 is the rules' time);
+3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K and the rules'
+   are compiled for `cuda` and timed with CUDA events (tools/bench.py's timing), and
+   the times rank them instead.
+
+A key gets an entry where its winner beats the rules by `--min-gain` (default 2%) or
+more, else none (the rules stay, and an entry the file held for it goes); `--all`
+writes every key's winner, the rules' own choice included. Other keys' entries in the
+file are kept. The file records how it was ranked (`written`), and each entry the
+workloads, the rules' knobs and the scores. The tactics read it on the next compile
+(docs/AUTO_SCHEDULE.md, "The schedule database"); `CINN_PY_SCHEDULES` points them to
+another folder, or `off`.
+
+Matrix multiplications are not tuned here: they are cuBLASLt calls (nvmath-python),
+whose own heuristics choose the algorithm and fuse the epilogue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cinn_py.backends import nvrtc
+from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.errors import CinnError
+from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey, load, schedules_dir
+from cinn_py.ir.group_schedule.tactics import TACTICS
+from cinn_py.perf import perf_report
+from cinn_py.perf.report import DEFAULT_ARCH, KernelReport
+from cinn_py.pir.parser import parse_program
+
+MAX_ISSUE = 0.5
+"""A candidate issuing more than this fraction of its memory time is dropped (where the
+rules' choice does not: then it only has to do no worse)."""
+
+TUNE_SHAPES: dict[str, list[tuple[int, ...]]] = {
+    "add_relu_mul": [(2**20,), (2**24,), (64 * 2**20,)],
+    "softmax": [(4096, 1024), (4096, 4096), (16384, 8192), (1024, 32768)],
+    "layer_norm": [(4096, 1024), (4096, 4096), (16384, 8192)],
+    "rms_norm": [(4096, 1024), (4096, 4096), (16384, 8192)],
+    "transpose": [(4096, 4096), (8192, 8192)],
+    "reduce_sum_rows": [(8192, 8192), (65536, 256)],
+    "reduce_sum_cols": [(8192, 8192), (1024, 4096)],
+    "reduce_sum_all": [(8192, 8192), (1024, 1024)],
+}
+"""The shapes each family is tuned at (the bench's among them)."""
+
+DTYPES = ("float32", "float16")
+
+
+def _bench():
+    """tools/bench.py as a module (tools/ is not a package)."""
+    path = Path(__file__).resolve().parent / "bench.py"
+    spec = importlib.util.spec_from_file_location("bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Kernel:
+    """One kernel of a workload to tune: where it is, its tactic's key and settings."""
+
+    workload: Any
+    """A tools/bench.py Case at a tuning shape."""
+    group: str
+    key: ScheduleKey
+    candidates: list[dict[str, int]]
+    rule: dict[str, int]
+    """What the tactic's rules decided (`Tactic.knobs`), for the record."""
+
+
+@dataclass
+class Trial:
+    """One candidate of a key over the key's kernels."""
+
+    knobs: dict[str, int] | None
+    """None: the rules."""
+    reports: list[KernelReport | None] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    """Measured times (a GPU), one per kernel's workload."""
+    problem: str = ""
+
+    def static_score(self, rules: Trial) -> float:
+        """The model's time summed over the kernels, the rules' each taken as 1."""
+        ratios = [
+            mine.estimate.time_s / theirs.estimate.time_s
+            for mine, theirs in zip(self.reports, rules.reports, strict=True)
+            if mine is not None and theirs is not None
+        ]
+        return sum(ratios) / len(ratios) if ratios else math.inf
+
+    def timed_score(self, rules: Trial) -> float:
+        ratios = [mine / theirs for mine, theirs in zip(self.seconds, rules.seconds, strict=True)]
+        return sum(ratios) / len(ratios) if ratios else math.inf
+
+
+def workloads(bench: Any, families: Sequence[str], dtypes: Sequence[str], shapes: Any) -> list:
+    """The bench's cases at every tuning shape of `families` (all for none), in `dtypes`."""
+    chosen = list(families) or list(TUNE_SHAPES)
+    found = []
+    for name in chosen:
+        if name not in bench.FAMILIES:
+            raise SystemExit(f"tune.py: no family '{name}'; families: {', '.join(TUNE_SHAPES)}")
+        family = bench.FAMILIES[name]
+        for shape in shapes or TUNE_SHAPES.get(name, []):
+            for dtype in dtypes:
+                found.append(bench.Case(family, tuple(shape), dtype, tuple(shape)))
+    return found
+
+
+def kernels_of(case: Any, arch: str) -> list[Kernel]:
+    """The kernels of `case` a tactic can tune, with the rules' schedule."""
+    by_name = {t.name: t for t in TACTICS}
+    compiler = PIRCompiler(
+        parse_program(case.program_text), "cuda", arch=arch, schedules=ScheduleDB(arch)
+    )
+    stages = compiler.stages(until="scheduled")
+    target = compiler.target_info()
+    found = []
+    for kernel in stages.fused:
+        tactic = by_name[kernel.scheduled.tactic]
+        pattern = kernel.group.reduce_pattern
+        key = tactic.key(kernel.lowered, pattern)
+        if key is None:
+            continue
+        candidates = tactic.candidates(kernel.lowered, target, pattern)
+        if len(candidates) < 2:
+            continue
+        rule = tactic.knobs(kernel.lowered, target, pattern)
+        found.append(Kernel(case, kernel.group.name, key, candidates, rule))
+    return found
+
+
+def _report(case: Any, group: str, arch: str, db: ScheduleDB) -> KernelReport:
+    report = perf_report(parse_program(case.program_text), arch=arch, schedules=db)
+    for kernel in report.kernels:
+        if group in kernel.groups:
+            return kernel
+    raise CinnError(f"{case.name}: no kernel of group {group} in the report")
+
+
+def _bad(report: KernelReport | None, rules: KernelReport | None) -> str:
+    """Why the static report rules a candidate out ("" where it does not)."""
+    if report is None:
+        return "did not compile"
+    if report.resources.spills:
+        return f"{report.resources.spills} bytes spilled"
+    issue = report.estimate.issue_over_memory
+    if issue > MAX_ISSUE and (rules is None or issue > rules.estimate.issue_over_memory):
+        return f"issue / memory {issue:.2f}"
+    return ""
+
+
+def tune_key(
+    key: ScheduleKey, kernels: list[Kernel], arch: str, timer: Any, keep: int, say: Any
+) -> tuple[Trial, Trial, list[Trial]]:
+    """The rules' trial, the winner and every trial of `key` over its kernels."""
+    common = [c for c in kernels[0].candidates if all(c in k.candidates for k in kernels)]
+    rules = Trial(None)
+    rules.reports = [_report(k.workload, k.group, arch, ScheduleDB(arch)) for k in kernels]
+    trials = []
+    for knobs in common:
+        trial = Trial(knobs)
+        db = ScheduleDB(arch).with_entry(key, knobs)
+        for kernel in kernels:
+            try:
+                trial.reports.append(_report(kernel.workload, kernel.group, arch, db))
+            except CinnError as error:
+                trial.reports.append(None)
+                trial.problem = " ".join(str(error).split())[:120]
+        for mine, theirs in zip(trial.reports, rules.reports, strict=True):
+            trial.problem = trial.problem or _bad(mine, theirs)
+        trials.append(trial)
+    good = sorted(
+        (t for t in trials if not t.problem), key=lambda t: (t.static_score(rules), _order(t))
+    )
+    if timer is not None and good:
+        timed = [rules, *good[:keep]]
+        for trial in timed:
+            for kernel in kernels:
+                trial.seconds.append(timer(kernel.workload, key, trial.knobs, arch))
+        good = sorted(good[:keep], key=lambda t: t.timed_score(rules))
+        best = good[0]
+    else:
+        best = good[0] if good else rules
+    for trial in trials:
+        say(_trial_line(trial, rules))
+    return rules, best, trials
+
+
+def _order(trial: Trial) -> tuple[int, ...]:
+    """Ties go to smaller blocks and fewer steps: a stable, explainable choice."""
+    return tuple(sorted(trial.knobs.values())) if trial.knobs else ()
+
+
+def _trial_line(trial: Trial, rules: Trial) -> str:
+    knobs = ", ".join(f"{k}={v}" for k, v in (trial.knobs or {}).items()) or "rules"
+    if trial.problem:
+        return f"    {knobs:40s} dropped: {trial.problem}"
+    parts = [f"static {trial.static_score(rules):.3f}"]
+    if trial.seconds:
+        parts.append(f"timed {trial.timed_score(rules):.3f}")
+    est = ", ".join(
+        f"{r.estimate.copy_fraction:.0%} {r.estimate.limiter}" for r in trial.reports if r
+    )
+    return f"    {knobs:40s} {' '.join(parts)}  ({est})"
+
+
+def gpu_timer(bench: Any, repeat: int, budget: float) -> Any:
+    """A function timing a workload compiled with one database entry (CUDA events),
+    or None without a GPU."""
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    from cinn_py.targets.device import gpu_available
+
+    if not gpu_available()[0]:
+        return None
+    import cinn_py
+
+    backend = bench.CudaBackend(cp)
+
+    def time_it(case: Any, key: ScheduleKey, knobs: dict[str, int] | None, arch: str) -> float:
+        db = ScheduleDB(arch) if knobs is None else ScheduleDB(arch).with_entry(key, knobs)
+        exe = cinn_py.compile(parse_program(case.program_text), "cuda", schedules=db)
+        feeds, params = bench._split(case, bench.make_inputs(case, cp))
+        seconds, _ = backend.time(lambda: backend.run_compiled(exe, feeds, params), repeat, budget)
+        backend.free(None)
+        return seconds
+
+    return time_it
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="", help="families, comma-separated (default all)")
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--shapes", default="", help="e.g. 4096x4096,64x1000 (default per family)")
+    parser.add_argument("--arch", default=DEFAULT_ARCH)
+    parser.add_argument("--out", default="", help="default <schedules folder>/<arch>.json")
+    parser.add_argument("--time", type=int, default=None, help="candidates timed a key (GPU)")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=0.5)
+    parser.add_argument("--min-gain", type=float, default=0.02)
+    parser.add_argument("--all", action="store_true", help="an entry for every key")
+    parser.add_argument("--list", action="store_true", help="list the workloads and keys")
+    args = parser.parse_args(argv)
+
+    bench = _bench()
+    families = [f.strip() for f in args.cases.split(",") if f.strip()]
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    shapes = [tuple(int(n) for n in s.split("x")) for s in args.shapes.split(",") if s.strip()]
+    timer = None if args.time == 0 else gpu_timer(bench, args.repeat, args.budget)
+    keep = 3 if args.time is None else args.time
+
+    by_key: dict[ScheduleKey, list[Kernel]] = {}
+    for case in workloads(bench, families, dtypes, shapes):
+        try:
+            found = kernels_of(case, args.arch)
+        except CinnError as error:
+            print(f"{case.name}: skipped ({' '.join(str(error).split())[:160]})")
+            continue
+        for kernel in found:
+            by_key.setdefault(kernel.key, []).append(kernel)
+            print(
+                f"{case.name}: {kernel.group} -> {kernel.key.describe()}, "
+                f"{len(kernel.candidates)} candidates, rules {kernel.rule}"
+            )
+    if args.list:
+        return 0
+
+    out = (
+        Path(args.out) if args.out else (schedules_dir() or Path("schedules")) / f"{args.arch}.json"
+    )
+    db = load(out, args.arch) if out.exists() else ScheduleDB(args.arch)
+    ranked_by = "CUDA events" if timer is not None else "static model (cinn_py.perf, H100)"
+    for key, kernels in by_key.items():
+        print(f"{key.describe()}: {', '.join(k.workload.name for k in kernels)}")
+        rules, best, _ = tune_key(key, kernels, args.arch, timer, keep, print)
+        score = best.timed_score(rules) if best.seconds else best.static_score(rules)
+        gain = 1 - score
+        entries = dict(db.entries)
+        notes = dict(db.notes)
+        entries.pop(key, None)
+        notes.pop(key, None)
+        if best.knobs is not None and (args.all or gain >= args.min_gain):
+            entries[key] = best.knobs
+            notes[key] = {
+                "workloads": [k.workload.name for k in kernels],
+                "rules": kernels[0].rule,
+                "score": round(score, 4),
+                "ranked_by": "timed" if best.seconds else "static",
+            }
+            print(f"  -> {best.knobs} (score {score:.3f} of the rules')")
+        else:
+            print("  -> the rules")
+        db = ScheduleDB(args.arch, entries, str(out), db.written, notes)
+    written = {
+        "by": "tools/tune.py",
+        "date": datetime.date.today().isoformat(),
+        "nvrtc": nvrtc.nvrtc_version(),
+        "ranked_by": ranked_by,
+        "keys_tuned": len(by_key),
+        "workloads": sorted({k.workload.name for ks in by_key.values() for k in ks}),
+    }
+    db = ScheduleDB(args.arch, db.entries, str(out), written, db.notes)
+    db.write(out)
+    print(f"wrote {out}: {len(db)} entries")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
