@@ -664,10 +664,12 @@ class CRenderer(Visitor):
             return f"(({acc} {op} {value}) || (isnan({acc}) != 0)) ? {acc} : {value}"
         return f"({acc} {op} {value}) ? {acc} : {value}"
 
-    def visit_Reduce(self, node: e.Reduce) -> str:
+    def visit_Reduction(self, node: e.Reduction) -> str:
+        """The C name of the accumulator (a Reduce) or position (an ArgReduce) that
+        `hoist_reductions` emitted for `node` before its statement."""
         acc = self.accumulators.get(id(node))
         if acc is None:
-            raise self.unsupported("ir.Reduce", "appears outside a stored value")
+            raise self.unsupported(f"ir.{type(node).__name__}", "appears outside a stored value")
         return acc
 
     def emit_arg_reduction(self, node: e.ArgReduce) -> None:
@@ -709,12 +711,6 @@ class CRenderer(Visitor):
     def emit_cross_thread_arg_reduction(self, node: e.ArgReduce) -> None:
         """An ArgReduce across the threads of a block: only a CUDA kernel has threads."""
         raise self.unsupported("ir.ArgReduce", f"across {node.thread_axis} outside a CUDA kernel")
-
-    def visit_ArgReduce(self, node: e.ArgReduce) -> str:
-        arg = self.accumulators.get(id(node))
-        if arg is None:
-            raise self.unsupported("ir.ArgReduce", "appears outside a stored value")
-        return arg
 
     def visit_Let(self, node: s.Let) -> None:
         value = self.value(node.value)
@@ -833,10 +829,11 @@ class _UsedVars(Visitor):
 
 
 class _OuterReductions(Visitor):
-    """The Reduce nodes of an expression not inside another Reduce, in evaluation order."""
+    """The Reduce / ArgReduce nodes of an expression not inside another, in evaluation
+    order."""
 
     def __init__(self) -> None:
-        self.found: list[e.Reduce] = []
+        self.found: list[e.Reduction] = []
         self.seen: set[int] = set()
 
     def visit(self, node: object) -> None:
@@ -845,14 +842,11 @@ class _OuterReductions(Visitor):
         self.seen.add(id(node))
         super().visit(node)
 
-    def visit_Reduce(self, node: e.Reduce) -> None:
-        self.found.append(node)
-
-    def visit_ArgReduce(self, node: e.ArgReduce) -> None:
+    def visit_Reduction(self, node: e.Reduction) -> None:
         self.found.append(node)
 
 
-def _outer_reductions(node: e.Expr) -> list[e.Reduce]:
+def _outer_reductions(node: e.Expr) -> list[e.Reduction]:
     finder = _OuterReductions()
     finder.visit(node)
     return finder.found
@@ -862,7 +856,7 @@ def _axes_key(axes: tuple[e.Var, ...]) -> list[tuple[str, int | None, int | None
     return [(var.name, var.lower, var.upper) for var in axes]
 
 
-def outer_reductions(node: e.Expr) -> list[e.Reduce]:
+def outer_reductions(node: e.Expr) -> list[e.Reduction]:
     """The Reduce / ArgReduce nodes of `node` not inside another, in evaluation order."""
     return _outer_reductions(node)
 

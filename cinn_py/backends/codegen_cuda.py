@@ -841,15 +841,8 @@ class _LaunchDims(Visitor):
             self.dims[node.bind_info] = _launch_max(self.dims[node.bind_info], extent)
         self.generic_visit(node)
 
-    def visit_Reduce(self, node: e.Reduce) -> None:
-        if node.thread_axis is not None:
-            axis = s.BindInfo(node.thread_axis)
-            extent = node.reduce_axis[0].upper or 1
-            self.dims[axis] = max(self.dims[axis], extent)
-        self.generic_visit(node)
-
-    def visit_ArgReduce(self, node: e.ArgReduce) -> None:
-        if node.thread_axis is not None:  # its threads are its last axis
+    def visit_Reduction(self, node: e.Reduction) -> None:
+        if node.thread_axis is not None:  # its threads: its last axis (a Reduce's only one)
             axis = s.BindInfo(node.thread_axis)
             self.dims[axis] = max(self.dims[axis], node.reduce_axis[-1].upper or 1)
         self.generic_visit(node)
@@ -993,7 +986,7 @@ def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
             walk(node.condition)
         elif every_step and isinstance(node, (e.And, e.Or)):
             walk(node.a)
-        elif not isinstance(node, (e.Reduce, e.ArgReduce)):
+        elif not isinstance(node, e.Reduction):
             for value in node.field_values():
                 for item in value if isinstance(value, tuple) else (value,):
                     if isinstance(item, e.Expr):

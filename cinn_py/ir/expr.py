@@ -198,17 +198,6 @@ class FloatImm(Expr):
         self._init(value=float(value), dtype=dtype)
 
 
-class StringImm(Expr):
-    """A string argument of a Call; its dtype is UNDEFINED (DataType has no string)."""
-
-    __slots__ = ("value", "dtype")
-    _fields = ("value",)
-
-    def __init__(self, value: str) -> None:
-        _check_node("StringImm", "value", value, str)
-        self._init(value=value, dtype=DataType.UNDEFINED)
-
-
 class Var(Expr):
     """A named scalar. Bounds, when known, are constants: `lower <= var < upper`."""
 
@@ -615,7 +604,57 @@ class ReduceType(enum.Enum):
     ANY = "any"
 
 
-class Reduce(Expr):
+_THREAD_AXES = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+"""What a cross-thread reduction's `thread_axis` may name."""
+
+
+class Reduction(Expr):
+    """The base of the two reduction nodes, `Reduce` and `ArgReduce`: `body` combined by
+    `reduce_type` over the vars of `reduce_axis` (never empty, each a Var), serially, or
+    across the threads of a block when `thread_axis` ("threadIdx.x" / "threadIdx.y" /
+    "threadIdx.z") is set, the axis over the threads then being the last of
+    `reduce_axis` (a cross-thread Reduce's only one).
+
+    It is not a node kind: nothing constructs a bare Reduction, and each subclass keeps
+    its own `__slots__` and `_fields` (so keys, equality, printing and rebuilding are by
+    the concrete class, as before). It exists for the code that treats both alike: a
+    question of "is this any reduction" (`isinstance(x, Reduction)`: `has_reduce`,
+    `find_reduces`, where a walk of a statement's eager Loads stops, what the simplifier
+    counts as computing on values), and a Visitor / Mutator whose handling of both is
+    one `visit_Reduction` (dispatch falls back along the class hierarchy,
+    `visitor.Visitor`). Where the two differ (the printer, the interpreter, codegen's
+    accumulators, factorize_reduction) they keep a method each.
+    """
+
+    __slots__ = ()
+
+    reduce_type: ReduceType
+    body: Expr
+    reduce_axis: tuple[Var, ...]
+    thread_axis: str | None
+
+    @staticmethod
+    def _check_reduce_axis(
+        node: str, reduce_axis: tuple[Var, ...] | list[Var], constant_range: bool = False
+    ) -> tuple[Var, ...]:
+        """`reduce_axis` as a tuple: each item a Var (with a constant range if
+        `constant_range`), and at least one."""
+        axis = tuple(reduce_axis)
+        for i, v in enumerate(axis):
+            _check_node(node, f"reduce_axis[{i}]", v, Var)
+            if constant_range and (v.lower is None or v.upper is None):
+                raise _fail(node, f"reduce_axis[{i}]", f"'{v.name}' has no constant range")
+        if not axis:
+            raise _fail(node, "reduce_axis", "must not be empty")
+        return axis
+
+    @staticmethod
+    def _check_thread_axis(node: str, thread_axis: str | None) -> None:
+        if thread_axis is not None and thread_axis not in _THREAD_AXES:
+            raise _fail(node, "thread_axis", f"expected a threadIdx axis, got {thread_axis!r}")
+
+
+class Reduce(Reduction):
     """`body` combined by `reduce_type` over `reduce_axis`, starting from `init`.
 
     `thread_axis` ("threadIdx.x") marks a cross-thread reduction, made by the schedule's
@@ -653,18 +692,10 @@ class Reduce(Expr):
                 f"{reduce_type.value} needs bool, got {body.dtype.value}",
                 TypeError,
             )
-        axis = tuple(reduce_axis)
-        for i, v in enumerate(axis):
-            _check_node("Reduce", f"reduce_axis[{i}]", v, Var)
-        if not axis:
-            raise _fail("Reduce", "reduce_axis", "must not be empty")
-        if thread_axis is not None:
-            if thread_axis not in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
-                raise _fail(
-                    "Reduce", "thread_axis", f"expected a threadIdx axis, got {thread_axis!r}"
-                )
-            if len(axis) != 1:
-                raise _fail("Reduce", "thread_axis", "a cross-thread Reduce has exactly one axis")
+        axis = self._check_reduce_axis("Reduce", reduce_axis)
+        self._check_thread_axis("Reduce", thread_axis)
+        if thread_axis is not None and len(axis) != 1:
+            raise _fail("Reduce", "thread_axis", "a cross-thread Reduce has exactly one axis")
         self._init(
             reduce_type=reduce_type,
             init=init,
@@ -675,7 +706,7 @@ class Reduce(Expr):
         )
 
 
-class ArgReduce(Expr):
+class ArgReduce(Reduction):
     """The position of the first maximum (`reduce_type` MAX) or minimum (MIN) of `body`
     over `reduce_axis`, counted row-major over the axes' ranges (the first axis
     outermost) from 0, as a `dtype` (int32 or int64) value: argmax / argmin.
@@ -717,28 +748,18 @@ class ArgReduce(Expr):
             )
         if body.lanes != 1:
             raise _fail("ArgReduce", "body", f"expected a scalar, got {body.lanes} lanes")
-        axis = tuple(reduce_axis)
-        for i, v in enumerate(axis):
-            _check_node("ArgReduce", f"reduce_axis[{i}]", v, Var)
-            if v.lower is None or v.upper is None:
-                raise _fail("ArgReduce", f"reduce_axis[{i}]", f"'{v.name}' has no constant range")
-        if not axis:
-            raise _fail("ArgReduce", "reduce_axis", "must not be empty")
+        axis = self._check_reduce_axis("ArgReduce", reduce_axis, constant_range=True)
         _check_dtype("ArgReduce", "dtype", dtype)
         if dtype not in (DataType.INT32, DataType.INT64):
             raise _fail("ArgReduce", "dtype", f"expected int32 or int64, got {dtype.value}")
-        if thread_axis is not None:
-            if thread_axis not in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
-                raise _fail(
-                    "ArgReduce", "thread_axis", f"expected a threadIdx axis, got {thread_axis!r}"
-                )
-            if axis[-1].lower != 0:
-                raise _fail(
-                    "ArgReduce",
-                    "thread_axis",
-                    f"the thread axis '{axis[-1].name}' (the last) must start at 0, "
-                    f"not {axis[-1].lower}",
-                )
+        self._check_thread_axis("ArgReduce", thread_axis)
+        if thread_axis is not None and axis[-1].lower != 0:
+            raise _fail(
+                "ArgReduce",
+                "thread_axis",
+                f"the thread axis '{axis[-1].name}' (the last) must start at 0, "
+                f"not {axis[-1].lower}",
+            )
         self._init(
             reduce_type=reduce_type,
             body=body,

@@ -77,7 +77,7 @@ class _Access:
 
 class _Accesses:
     """Every Load and Store of a function with its context, and the buffers some other
-    node names (a semaphore, an Alloc): those are never paired."""
+    node names (a semaphore): those are never paired."""
 
     def __init__(self, func: s.LoweredFunc) -> None:
         self.accesses: list[_Access] = []
@@ -227,7 +227,7 @@ def _only_vars(indices: tuple[e.Expr, ...], allowed: set[str]) -> bool:
         node = stack.pop()
         if isinstance(node, e.Var) and node.name not in allowed:
             return False
-        if isinstance(node, (e.Load, e.Reduce, e.Call)):
+        if isinstance(node, (e.Load, e.Reduction, e.Call)):
             return False
         stack.extend(children(node))
     return True

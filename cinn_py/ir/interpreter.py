@@ -488,27 +488,10 @@ class _Compiler:
 
         return let
 
-    def stmt_Alloc(self, node: s.Alloc) -> Exec:
-        buffer, extents = node.buffer, [self.expr(x) for x in node.extents]
-        arrays = self.arrays
-
-        def alloc(env: Env) -> None:
-            shape = tuple(int(x(env)) for x in extents)
-            arrays[buffer.name] = np.zeros(shape, dtype=storage_dtype(buffer.dtype))
-
-        return alloc
-
-    def stmt_Free(self, node: s.Free) -> Exec:
-        arrays, name = self.arrays, node.buffer.name
-
-        def free(env: Env) -> None:
-            arrays.pop(name, None)
-
-        return free
-
 
 class _ArrayRef:
-    """A buffer looked up at each access (Alloc may create or replace it)."""
+    """A buffer looked up at each access: one the function names but was not given (nor
+    has as a temp) is a NameError where it is read or written, not before."""
 
     __slots__ = ("arrays", "name")
 

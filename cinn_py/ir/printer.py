@@ -116,9 +116,6 @@ class _Printer(Visitor):
     def visit_FloatImm(self, node: e.FloatImm) -> str:
         return _float_text(node.value, node.dtype)
 
-    def visit_StringImm(self, node: e.StringImm) -> str:
-        return f'"{node.value}"'
-
     def visit_Var(self, node: e.Var) -> str:
         return node.name
 
@@ -234,12 +231,6 @@ class _Printer(Visitor):
     def visit_SyncThreads(self, node: s.SyncThreads) -> str:
         return "__syncthreads()"
 
-    def visit_Alloc(self, node: s.Alloc) -> str:
-        return f"alloc({node.buffer.name}, {self.join(node.extents)})"
-
-    def visit_Free(self, node: s.Free) -> str:
-        return f"free({node.buffer.name})"
-
     def visit_Argument(self, node: s.Argument) -> str:
         return node.name
 
@@ -259,15 +250,11 @@ class _Printer(Visitor):
             names += f"; workspace {spaces}"
         return f"function {node.name} ({names})\n{self.visit(node.body)}"
 
-    def visit_Module(self, node: s.Module) -> str:
-        body = "".join(self.visit(f) + "\n" for f in node.functions)
-        return f"Module {node.name} {{\n\n{body}\n\n}}"
-
 
 for _op in _BINARY:
     setattr(_Printer, "visit_" + _op.__name__, _Printer.binary)
 
 
 def print_ir(node: e.IrNode) -> str:
-    """The CINN text of any node (an Expr, a Stmt, a LoweredFunc or a Module)."""
+    """The CINN text of any node (an Expr, a Stmt or a LoweredFunc)."""
     return _Printer().visit(node)

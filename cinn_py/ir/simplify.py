@@ -451,7 +451,7 @@ def reads_values(
         hit = memo.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1]
-    if isinstance(x, (e.Load, e.Call, e.Reduce, e.ArgReduce)):
+    if isinstance(x, (e.Load, e.Call, e.Reduction)):
         found = True
     elif isinstance(x, e.Var):
         found = x.name in value_vars

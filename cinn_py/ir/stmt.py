@@ -56,7 +56,11 @@ class Store(Stmt):
 
 
 class Let(Stmt):
-    """Defines `symbol` as `value` for the statements after it."""
+    """Defines `symbol` as `value` for the statements after it.
+
+    No lowering or schedule makes one yet; it stays because codegen (`CRenderer.visit_Let`,
+    a `const` local), the interpreter and the barrier check (`thread_sync`) support it,
+    and the hand-built kernels of the codegen tests use it."""
 
     __slots__ = ("symbol", "value")
     _fields = ("symbol", "value")
@@ -278,27 +282,6 @@ class ScheduleBlockRealize(Stmt):
         self._init(iter_values=values, schedule_block=schedule_block)
 
 
-class Alloc(Stmt):
-    __slots__ = ("buffer", "extents")
-    _fields = ("buffer", "extents")
-
-    def __init__(self, buffer: Buffer, extents: tuple[Expr, ...] | list[Expr]) -> None:
-        _check_node("Alloc", "buffer", buffer, Buffer)
-        items = _exprs("Alloc", "extents", extents)
-        for i, e in enumerate(items):
-            _check_index("Alloc", f"extents[{i}]", e)
-        self._init(buffer=buffer, extents=items)
-
-
-class Free(Stmt):
-    __slots__ = ("buffer",)
-    _fields = ("buffer",)
-
-    def __init__(self, buffer: Buffer) -> None:
-        _check_node("Free", "buffer", buffer, Buffer)
-        self._init(buffer=buffer)
-
-
 class ArgIO(enum.Enum):
     """How a kernel uses an argument. INPUT / OUTPUT are program values; WORKSPACE is
     global scratch memory the kernel needs for itself (a grid reduction's partials and
@@ -385,20 +368,7 @@ class LoweredFunc(IrNode):
         self._init(name=name, args=items, body=body, temp_buffers=temps)
 
 
-class Module(IrNode):
-    __slots__ = ("name", "functions")
-    _fields = ("name", "functions")
-
-    def __init__(self, name: str, functions: tuple[LoweredFunc, ...] | list[LoweredFunc]) -> None:
-        _check_node("Module", "name", name, str)
-        items = tuple(functions)
-        for i, f in enumerate(items):
-            _check_node("Module", f"functions[{i}]", f, LoweredFunc)
-        self._init(name=name, functions=items)
-
-
 __all__ = [
-    "Alloc",
     "ArgIO",
     "Argument",
     "BindInfo",
@@ -406,12 +376,10 @@ __all__ = [
     "BufferRange",
     "For",
     "ForType",
-    "Free",
     "IfThenElse",
     "LastBlockDone",
     "Let",
     "LoweredFunc",
-    "Module",
     "ScheduleBlock",
     "ScheduleBlockRealize",
     "Stmt",

@@ -2,9 +2,14 @@
 that shares unchanged subtrees, structural equality (exact, or up to a consistent
 renaming: `canonical_key`), and the renaming itself (`rename`).
 
-Dispatch is by class name: `visit_Add(self, node)` handles Add; a node kind without
-a method goes to `generic_visit`, which walks its children (the IrNode values of its
-`_fields`, and the IrNodes inside tuple fields).
+Dispatch is by class name along the node's class hierarchy: `visit_Add(self, node)`
+handles Add; a node kind without a method of its own goes to the method of its nearest
+base class that has one (`visit_Reduction` serves both `Reduce` and `ArgReduce` where
+they are handled alike; `visit_Reduce` alone leaves ArgReduce to the next), and one
+with none to `generic_visit`, which walks its children (the IrNode values of its
+`_fields`, and the IrNodes inside tuple fields). The method is looked up once per
+(visitor class, node class) and cached, so a `visit_<Node>` method must be on the class
+before the class first visits that kind (in its body, or set just after it).
 """
 
 from __future__ import annotations
@@ -45,14 +50,35 @@ def nodes(root: IrNode, prune: Callable[[IrNode], bool] | None = None) -> Iterat
             stack.extend(reversed(children(node)))
 
 
+_METHODS: dict[type, dict[type, Callable[[Any, Any], Any]]] = {}
+"""Visitor class -> node class -> the function (unbound) that visits it: `_method`'s
+answers, kept."""
+
+
+def _method(cls: type, kind: type) -> Callable[[Any, Any], Any]:
+    """The function with which a `cls` visitor visits a `kind` node: `visit_<name>` of
+    the first class in `kind`'s MRO that `cls` has a method for, else `generic_visit`;
+    looked up once per pair."""
+    for base in kind.__mro__:
+        found = getattr(cls, "visit_" + base.__name__, None)
+        if found is not None:
+            break
+    else:
+        found = cls.generic_visit  # type: ignore[attr-defined]
+    _METHODS.setdefault(cls, {})[kind] = found
+    return found
+
+
 class Visitor:
-    """Calls `visit_<Node>` for each node; the default visits the children."""
+    """Calls `visit_<Node>` for each node (or that of its nearest base class with one:
+    `visit_Reduction`); the default visits the children."""
 
     def visit(self, node: IrNode) -> Any:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None:
-            return self.generic_visit(node)
-        return method(node)
+        try:
+            method = _METHODS[type(self)][type(node)]
+        except KeyError:
+            method = _method(type(self), type(node))
+        return method(self, node)
 
     def generic_visit(self, node: IrNode) -> Any:
         for child in children(node):
@@ -61,7 +87,8 @@ class Visitor:
 
 
 class Mutator:
-    """Rewrites a tree: `visit_<Node>` returns the replacement node.
+    """Rewrites a tree: `visit_<Node>` returns the replacement node (dispatch as
+    `Visitor`'s, along the node's class hierarchy).
 
     The default rebuilds a node (through its constructor, so the result is checked
     again) only when one of its children changed, and returns the very same object
@@ -70,10 +97,11 @@ class Mutator:
     """
 
     def visit(self, node: IrNode) -> IrNode:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None:
-            return self.generic_visit(node)
-        return method(node)
+        try:
+            method = _METHODS[type(self)][type(node)]
+        except KeyError:
+            method = _method(type(self), type(node))
+        return method(self, node)
 
     def generic_visit(self, node: IrNode) -> IrNode:
         old = node.field_values()

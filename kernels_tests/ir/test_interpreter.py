@@ -34,7 +34,6 @@ from cinn_py.ir.expr import (
 )
 from cinn_py.ir.interpreter import run_function
 from cinn_py.ir.stmt import (
-    Alloc,
     ArgIO,
     Argument,
     BindInfo,
@@ -42,7 +41,6 @@ from cinn_py.ir.stmt import (
     BufferRange,
     For,
     ForType,
-    Free,
     IfThenElse,
     Let,
     LoweredFunc,
@@ -182,7 +180,7 @@ def test_select_evaluates_only_the_taken_branch():
     np.testing.assert_array_equal(got, np.ones(4))
 
 
-def test_let_alloc_free_temps_and_scalar_arguments():
+def test_let_temps_and_scalar_arguments():
     n = 6
     x, out = Buffer("x", D.INT32, [n]), Buffer("out", D.INT32, [n])
     local = Buffer("tmp", D.INT32, [n])
@@ -192,7 +190,6 @@ def test_let_alloc_free_temps_and_scalar_arguments():
     sq = Var("sq")
     body = Block(
         [
-            Alloc(local, [IntImm(n)]),
             For(
                 i,
                 0,
@@ -201,11 +198,10 @@ def test_let_alloc_free_temps_and_scalar_arguments():
                 Block([Let(sq, Mul(Load(x, [i]), Load(x, [i]))), Store(local, sq, [i])]),
             ),
             For(j, 0, n, ForType.SERIAL, Store(temp, Mul(Load(local, [j]), scale), [j])),
-            Free(local),
             For(k, 0, n, ForType.SERIAL, Store(out, Add(Load(temp, [k]), IntImm(1)), [k])),
         ]
     )
-    f = func([Argument(x), Argument(scale), Argument(out, ArgIO.OUTPUT)], body, [temp])
+    f = func([Argument(x), Argument(scale), Argument(out, ArgIO.OUTPUT)], body, [local, temp])
     got = np.zeros(n, np.int32)
     xs = np.arange(n, dtype=np.int32) - 2
     run_function(f, {"x": xs, "scale": np.int32(3), "out": got})

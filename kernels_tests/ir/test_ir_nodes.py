@@ -8,8 +8,8 @@ import pytest
 
 from cinn_py.ir import (
     Add,
-    Alloc,
     ArgIO,
+    ArgReduce,
     Argument,
     BindInfo,
     Block,
@@ -22,7 +22,6 @@ from cinn_py.ir import (
     FloatImm,
     For,
     ForType,
-    Free,
     IfThenElse,
     IntImm,
     Let,
@@ -31,17 +30,17 @@ from cinn_py.ir import (
     Max,
     MemoryType,
     Min,
-    Module,
     Mutator,
     Not,
     Ramp,
     Reduce,
     ReduceType,
+    Reduction,
     ScheduleBlock,
     ScheduleBlockRealize,
     Select,
     Store,
-    StringImm,
+    SyncThreads,
     Tensor,
     UIntImm,
     Var,
@@ -58,6 +57,7 @@ x = Var("x", D.FLOAT32)
 b = Var("b", D.BOOL)
 A = Tensor("var_35", D.FLOAT32, [16, 8])
 B = Buffer("_B", D.FLOAT32, [16], MemoryType.SHARED)
+S = Store(B, FloatImm(1.0), [IntImm(0)])  # a statement for the bodies of the others
 
 EXPR_GOLDEN = [
     (IntImm(3), "3"),
@@ -71,7 +71,6 @@ EXPR_GOLDEN = [
     (FloatImm(0.5, D.FLOAT64), "0.50000000000000000"),
     (FloatImm(float("inf")), "inf"),
     (FloatImm(1.5, D.FLOAT16), "(float16)1.5f"),
-    (StringImm("abc"), '"abc"'),
     (i, "i"),
     (Cast(D.FLOAT32, i), "float32(i)"),
     (i + j, "(i + j)"),
@@ -96,8 +95,8 @@ EXPR_GOLDEN = [
     (Load(A, [i, j]), "var_35[i, j]"),
     (Call("tan", [x], D.FLOAT32), "tan(x)"),
     (
-        Call("cinn_nvgpu_foo", [x, StringImm("s")], D.FLOAT32, CallType.INTRINSIC),
-        'cinn_nvgpu_foo(x, "s")',
+        Call("cinn_nvgpu_foo", [x, IntImm(2)], D.FLOAT32, CallType.INTRINSIC),
+        "cinn_nvgpu_foo(x, 2)",
     ),
     (Ramp(i, IntImm(1), 4), "Ramp(i,1,4)"),
     (Broadcast(x, 4), "Broadcast(x,4)"),
@@ -120,37 +119,42 @@ def test_expr_text(node, text):
 STMT_GOLDEN = [
     (Store(A, x, [i, j]), "var_35[i, j] = x"),
     (Let(Var("t"), i + 1), "int32 t = (i + 1)"),
-    (Alloc(B, [IntImm(16)]), "alloc(_B, 16)"),
-    (Free(B), "free(_B)"),
-    (Block([Store(A, x, [i, j]), Free(B)]), "{\n  var_35[i, j] = x\n  free(_B)\n}"),
+    (SyncThreads(), "__syncthreads()"),
+    (
+        Block([Store(A, x, [i, j]), SyncThreads()]),
+        "{\n  var_35[i, j] = x\n  __syncthreads()\n}",
+    ),
     (For(i, 0, 16, ForType.SERIAL, Store(A, x, [i, j])), "serial for (i, 0, 16)\nvar_35[i, j] = x"),
     (
         For(i, 0, 16, ForType.PARALLEL, Block([Store(A, x, [i, j])])),
         "parallel for (i, 0, 16)\n{\n  var_35[i, j] = x\n}",
     ),
     (For(i, 0, 4, ForType.VECTORIZED, Block([])), "vectorize[4] for (i, 0, 4)\n{\n\n}"),
-    (For(i, 0, 4, ForType.UNROLLED, Free(B)), "unroll for (i, 0, 4)\nfree(_B)"),
+    (For(i, 0, 4, ForType.UNROLLED, S), "unroll for (i, 0, 4)\n_B[0] = 1.00000000f"),
     (
-        For(i, 0, 256, ForType.SERIAL, Free(B), BindInfo.THREAD_X),
-        "thread_bind[threadIdx.x] for (i, 0, 256)\nfree(_B)",
+        For(i, 0, 256, ForType.SERIAL, S, BindInfo.THREAD_X),
+        "thread_bind[threadIdx.x] for (i, 0, 256)\n_B[0] = 1.00000000f",
     ),
     (
-        For(i, 0, 8, ForType.SERIAL, Free(B), BindInfo.BLOCK_Y),
-        "thread_bind[blockIdx.y] for (i, 0, 8)\nfree(_B)",
+        For(i, 0, 8, ForType.SERIAL, S, BindInfo.BLOCK_Y),
+        "thread_bind[blockIdx.y] for (i, 0, 8)\n_B[0] = 1.00000000f",
     ),
-    (IfThenElse(i.lt(4), Free(B)), "if ((i < 4)) {\n  free(_B)\n}"),
-    (IfThenElse(i.lt(4), Free(B), Free(B)), "if ((i < 4)) {\n  free(_B)\n} else {\n  free(_B)\n}"),
+    (IfThenElse(i.lt(4), S), "if ((i < 4)) {\n  _B[0] = 1.00000000f\n}"),
+    (
+        IfThenElse(i.lt(4), S, Store(A, x, [i, j])),
+        "if ((i < 4)) {\n  _B[0] = 1.00000000f\n} else {\n  var_35[i, j] = x\n}",
+    ),
     (
         BufferRange(A, [Var("i0", lower=0, upper=16), Var("i1")]),
         "var_35[i0(0:16), i1(undefined:undefined)]",
     ),
     (
-        ScheduleBlock([i], [], [], "blk", Free(B)),
-        "ScheduleBlock(blk)\n{\n  i\n  free(_B)\n}",
+        ScheduleBlock([i], [], [], "blk", S),
+        "ScheduleBlock(blk)\n{\n  i\n  _B[0] = 1.00000000f\n}",
     ),
     (
-        ScheduleBlockRealize([], ScheduleBlock([], [], [], "root", Block([Free(B)]))),
-        "ScheduleBlock(root)\n{\n  {\n    free(_B)\n  }\n}",
+        ScheduleBlockRealize([], ScheduleBlock([], [], [], "root", Block([SyncThreads()]))),
+        "ScheduleBlock(root)\n{\n  {\n    __syncthreads()\n  }\n}",
     ),
 ]
 
@@ -210,11 +214,6 @@ def test_lowered_func_text():
     assert print_ir(_elementwise_func()) == LOWERED_FUNC
 
 
-def test_module_text():
-    text = print_ir(Module("m", [_elementwise_func()]))
-    assert text == "Module m {\n\n" + LOWERED_FUNC + "\n\n\n}"
-
-
 CONSTRUCTOR_ERRORS = [
     (lambda: i + x, TypeError, "Add.b: operand dtypes differ: int32 vs float32"),
     (lambda: Load(A, [i]), ValueError, "Load.indices: 1 indices for 'var_35' of rank 2"),
@@ -233,29 +232,29 @@ CONSTRUCTOR_ERRORS = [
     (lambda: Var(""), ValueError, "Var.name: must not be empty"),
     (lambda: Cast("float32", i), TypeError, "Cast.dtype: expected a DataType"),
     (
-        lambda: For(x, 0, 4, ForType.SERIAL, Free(B)),
+        lambda: For(x, 0, 4, ForType.SERIAL, SyncThreads()),
         ValueError,
         "For.loop_var: expected an integer",
     ),
     (
-        lambda: For(i, 0, j, ForType.VECTORIZED, Free(B)),
+        lambda: For(i, 0, j, ForType.VECTORIZED, SyncThreads()),
         ValueError,
         "For.extent: a vectorized loop needs",
     ),
     (
-        lambda: For(i, 0, 4, ForType.PARALLEL, Free(B), BindInfo.THREAD_X),
+        lambda: For(i, 0, 4, ForType.PARALLEL, SyncThreads(), BindInfo.THREAD_X),
         ValueError,
         "For.bind_info: a parallel loop cannot be bound to threadIdx.x",
     ),
     (
-        lambda: For(i, IntImm(0, D.INT64), 4, ForType.SERIAL, Free(B)),
+        lambda: For(i, IntImm(0, D.INT64), 4, ForType.SERIAL, SyncThreads()),
         TypeError,
         "For.min: dtype int64",
     ),
-    (lambda: IfThenElse(i, Free(B)), TypeError, "IfThenElse.condition: expected bool"),
+    (lambda: IfThenElse(i, SyncThreads()), TypeError, "IfThenElse.condition: expected bool"),
     (lambda: Block([1]), TypeError, "Block.stmts[0]: expected Stmt or Expr, got int"),
     (
-        lambda: ScheduleBlockRealize([i], ScheduleBlock([], [], [], "blk", Free(B))),
+        lambda: ScheduleBlockRealize([i], ScheduleBlock([], [], [], "blk", SyncThreads())),
         ValueError,
         "ScheduleBlockRealize.iter_values: 1 values for 0 iter_vars of block 'blk'",
     ),
@@ -278,8 +277,16 @@ CONSTRUCTOR_ERRORS = [
         ValueError,
         "LoweredFunc.args: duplicate argument names ['_B']",
     ),
-    (lambda: Module("m", [Block([])]), TypeError, "Module.functions[0]: expected LoweredFunc"),
-    (lambda: Alloc(B, [x]), ValueError, "Alloc.extents[0]: expected an integer"),
+    (
+        lambda: Reduce(ReduceType.SUM, x, x, [j], "blockIdx.x"),
+        ValueError,
+        "Reduce.thread_axis: expected a threadIdx axis, got 'blockIdx.x'",
+    ),
+    (
+        lambda: Reduce(ReduceType.SUM, x, x, [i, j], "threadIdx.x"),
+        ValueError,
+        "Reduce.thread_axis: a cross-thread Reduce has exactly one axis",
+    ),
 ]
 
 
@@ -336,10 +343,10 @@ def test_mutator_returns_same_object_when_nothing_changes():
 
 def test_mutator_rebuilds_only_the_changed_path():
     left = Load(A, [i, i])
-    tree = Block([Store(A, left + x, [i, j]), Free(B)])
+    tree = Block([Store(A, left + x, [i, j]), Store(A, x, [i, i])])
     new = _RenameJ().visit(tree)
     assert new is not tree
-    assert print_ir(new) == "{\n  var_35[i, k] = (var_35[i, i] + x)\n  free(_B)\n}"
+    assert print_ir(new) == "{\n  var_35[i, k] = (var_35[i, i] + x)\n  var_35[i, i] = x\n}"
     assert new.stmts[1] is tree.stmts[1]
     assert new.stmts[0].value is tree.stmts[0].value
     assert new.stmts[0].indices[0] is i
@@ -350,3 +357,49 @@ def test_binary_ops_of_python_numbers_take_the_expr_dtype():
     assert (x * 2).b.dtype is D.FLOAT32
     assert (Var("n", D.INT64) + 1).b.dtype is D.INT64
     assert isinstance(i + 1, Add)
+
+
+class _Reductions(Visitor):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def visit_Reduction(self, node: Reduction) -> None:
+        self.seen.append(type(node).__name__)
+        self.generic_visit(node)
+
+
+class _ReduceFirst(_Reductions):
+    def visit_Reduce(self, node: Reduce) -> None:
+        self.seen.append("visit_Reduce")
+        self.generic_visit(node)
+
+
+def test_dispatch_falls_back_along_the_class_hierarchy():
+    r = Var("r", lower=0, upper=8)
+    arg = ArgReduce(ReduceType.MAX, Load(A, [i, r]), [r])
+    total = Reduce(ReduceType.SUM, IntImm(0, D.INT64), arg, [j])
+    assert isinstance(arg, Reduction) and isinstance(total, Reduction)
+    both = _Reductions()
+    both.visit(total)
+    assert both.seen == ["Reduce", "ArgReduce"]  # one visit_Reduction serves both
+    first = _ReduceFirst()
+    first.visit(total)
+    assert first.seen == ["visit_Reduce", "ArgReduce"]  # a node's own method comes first
+    both.visit(Store(A, x, [i, j]))  # no method for Store or its bases: generic_visit
+    assert both.seen == ["Reduce", "ArgReduce"]
+
+
+class _DropArgReduce(Mutator):
+    def visit_Reduction(self, node: Reduction) -> IntImm:
+        return IntImm(0, node.dtype)
+
+
+def test_mutator_dispatch_falls_back_too_and_keys_stay_by_node_kind():
+    r = Var("r", lower=0, upper=8)
+    arg = ArgReduce(ReduceType.MAX, Load(A, [i, r]), [r])
+    assert print_ir(_DropArgReduce().visit(arg + 1)) == "(0ll + 1ll)"
+    same = ArgReduce(ReduceType.MAX, Load(A, [i, r]), [r])
+    assert arg != same and structural_equal(arg, same)
+    assert not structural_equal(
+        Reduce(ReduceType.MAX, x, x, [r]), Reduce(ReduceType.MIN, x, x, [r])
+    )

@@ -14,7 +14,6 @@ from cinn_py.ir import (
     Div,
     Expr,
     FloatImm,
-    Free,
     IfThenElse,
     IntImm,
     Load,
@@ -22,6 +21,7 @@ from cinn_py.ir import (
     Min,
     Mod,
     Select,
+    Store,
     UIntImm,
     Var,
     evaluate,
@@ -115,8 +115,11 @@ CASES = [
     (Max(j, C(8)), "8"),
     (Min(i, j), "cinn_min(i, j)"),
     # statements
-    (IfThenElse(j.lt(4), Free(Buffer("B", D.FLOAT32, [4]))), "free(B)"),
-    (IfThenElse(j.gt(4), Free(Buffer("B", D.FLOAT32, [4]))), "{\n\n}"),
+    (
+        IfThenElse(j.lt(4), Store(Buffer("B", D.FLOAT32, [4]), FloatImm(1.0), [j])),
+        "B[j] = 1.00000000f",
+    ),
+    (IfThenElse(j.gt(4), Store(Buffer("B", D.FLOAT32, [4]), FloatImm(1.0), [j])), "{\n\n}"),
 ]
 
 
@@ -130,7 +133,7 @@ def test_at_least_forty_cases():
 
 
 def test_simplify_returns_the_same_object_when_already_simple():
-    tree = Block([Free(Buffer("B", D.FLOAT32, [4]))])
+    tree = Block([Store(Buffer("B", D.FLOAT32, [4]), FloatImm(1.0), [j])])
     assert simplify(tree) is tree
     expr = (i * 4) + j
     assert simplify(expr) is not expr

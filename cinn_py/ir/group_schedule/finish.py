@@ -112,12 +112,10 @@ class _Axes(Visitor):
             self.bound.add(node.bind_info)
         self.generic_visit(node)
 
-    def visit_Reduce(self, node: e.Reduce | e.ArgReduce) -> None:
+    def visit_Reduction(self, node: e.Reduction) -> None:
         if node.thread_axis is not None:
             self.bound.add(BindInfo(node.thread_axis))
         self.generic_visit(node)
-
-    visit_ArgReduce = visit_Reduce
 
     def visit_Var(self, node: Var) -> None:
         self.names.add(node.name)

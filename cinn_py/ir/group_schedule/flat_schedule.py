@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Expr, IntImm, Reduce
+from cinn_py.ir.expr import Expr, IntImm, Reduction
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
     PREFERRED_THREADS,
@@ -222,10 +222,8 @@ class _Finder(Visitor):
         self.stores.append(node)
         self.generic_visit(node)
 
-    def visit_Reduce(self, node: Reduce) -> None:
-        self.reduce = True
-
-    visit_ArgReduce = visit_Reduce  # argmax / argmin reduce too
+    def visit_Reduction(self, node: Reduction) -> None:
+        self.reduce = True  # a Reduce, or an argmax / argmin
 
     def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
         self.nested = True

@@ -77,7 +77,7 @@ from cinn_py.errors import ScheduleError
 from cinn_py.ir.buckets import bucket_floor
 from cinn_py.ir.dim_guards import pow2_at_least
 from cinn_py.ir.dim_values import concrete
-from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduce, Var, as_int
+from cinn_py.ir.expr import ArgReduce, Buffer, IntImm, Reduction, Var, as_int
 from cinn_py.ir.group_schedule.distribute import (
     BLOCK_AXIS,
     THREAD_AXIS,
@@ -576,8 +576,8 @@ def _schedule_other(
     distribute(sch, flat, extent, 1, LaunchConfig(threads=threads, blocks=blocks, steps=1))
 
 
-def find_reduces(node: object) -> list[Reduce | ArgReduce]:
-    """Every `Reduce` and `ArgReduce` node under `node`: what `factorize_reduction`
-    rewrites, and (with `thread_axis` set) what combines across threads (argmax /
-    argmin: factorized as pairs)."""
-    return [n for n in nodes(node) if isinstance(n, (Reduce, ArgReduce))]
+def find_reduces(node: object) -> list[Reduction]:
+    """Every `Reduction` (`Reduce` and `ArgReduce`) node under `node`: what
+    `factorize_reduction` rewrites, and (with `thread_axis` set) what combines across
+    threads (argmax / argmin: factorized as pairs)."""
+    return [n for n in nodes(node) if isinstance(n, Reduction)]

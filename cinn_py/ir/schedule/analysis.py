@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import (
     Add,
-    ArgReduce,
     Buffer,
     Div,
     Expr,
@@ -21,7 +20,7 @@ from cinn_py.ir.expr import (
     IrNode,
     Load,
     Mod,
-    Reduce,
+    Reduction,
     Tensor,
     Var,
 )
@@ -318,20 +317,18 @@ def all_loads(expr: Expr) -> list[Load]:
 def has_reduce(node: IrNode) -> bool:
     """Whether `node` (an expression, a block) holds a Reduce or an ArgReduce (argmax /
     argmin reduce too)."""
-    return any(isinstance(n, (Reduce, ArgReduce)) for n in nodes(node))
+    return any(isinstance(n, Reduction) for n in nodes(node))
 
 
 class _Outermost(Visitor):
     def __init__(self) -> None:
-        self.found: list[Reduce | ArgReduce] = []
+        self.found: list[Reduction] = []
 
-    def visit_Reduce(self, node: Reduce | ArgReduce) -> None:
+    def visit_Reduction(self, node: Reduction) -> None:
         self.found.append(node)  # a Reduce inside it is part of its body
 
-    visit_ArgReduce = visit_Reduce
 
-
-def outermost_reductions(node: IrNode) -> list[Reduce | ArgReduce]:
+def outermost_reductions(node: IrNode) -> list[Reduction]:
     """The Reduce / ArgReduce nodes under `node` that no other one encloses, in order."""
     finder = _Outermost()
     finder.visit(node)

@@ -80,6 +80,7 @@ from cinn_py.ir.expr import (
     MemoryType,
     Or,
     Reduce,
+    Reduction,
     Select,
     Tensor,
     Var,
@@ -645,7 +646,7 @@ def _eager_loads(x: Expr, out: list[Load]) -> None:
     if isinstance(x, Load):
         out.append(x)
         return
-    if isinstance(x, Reduce | ArgReduce):
+    if isinstance(x, Reduction):
         return
     if isinstance(x, Select):
         _eager_loads(x.condition, out)

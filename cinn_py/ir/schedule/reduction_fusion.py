@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import ArgReduce, Expr, IntImm, Load, Reduce, Var
+from cinn_py.ir.expr import ArgReduce, Expr, IntImm, Load, Reduce, Reduction, Var
 from cinn_py.ir.schedule.analysis import (
     REMOVED,
     Path,
@@ -100,7 +100,7 @@ def fusion_problem(func: LoweredFunc, first: str, later: str) -> str | None:
     return None
 
 
-def combines_of(block: ScheduleBlock) -> list[Reduce | ArgReduce]:
+def combines_of(block: ScheduleBlock) -> list[Reduction]:
     """The outermost reductions of the values `block` stores, in store order."""
     return [node for store in stores_of(block) for node in outermost_reductions(store.value)]
 
