@@ -30,6 +30,13 @@ Every merge must keep three properties, checked on the merged group as a whole:
   values once per row. A non-keepdim row broadcast against the wrong dims (numpy aligns
   dims from the right), a transpose of a row value, or a second reduction over other
   axes would read another block's result, which no barrier can provide.
+- Inlined windows stay small: an op that reads several elements of its input for one
+  output element (a pooling window's kh * kw taps, bilinear interpolation's 4:
+  `OpLowering.taps`) inlines its producer's expression once per tap, so along a chain
+  of such ops in one group the copies multiply (three chained 5 x 5 pools: 15,625
+  copies of the first one's input expression an output, megabytes of CUDA C). The
+  product of the taps along any chain of a group stays at most `MAX_INLINED_TAPS`;
+  past it the chain splits into kernels that pass the windowed values through memory.
 - argmax / argmin stay simple: a group holding one has no other reduction and nothing in
   the group reads a reduction result (their index-and-value pairs have no cross-thread
   reduction yet, so they keep the serial per-output schedule; the contract asks only
@@ -66,6 +73,7 @@ from cinn_py.hlir.group import (
     group_boundary,
     group_reduce_pattern,
 )
+from cinn_py.hlir.op_lowering.registry import read_taps
 from cinn_py.hlir.op_pattern import (
     OpPatternKind,
     ReducePattern,
@@ -84,6 +92,13 @@ from cinn_py.pir.types import DenseTensorType
 from cinn_py.pir.value import Value
 
 Fusible = Callable[[Operation], bool]
+
+MAX_INLINED_TAPS = 169
+"""The most copies of an input's expression one output element of a group may inline
+along a chain of windowed ops (the product of their taps): 13 x 13, the largest single
+window the pooling lowering writes out (`ops.pool.MAX_UNROLLED_TAPS`: past it the
+nesting reaches Python's recursion limit in the IR visitors); 3 x 3 after 3 x 3 fuses,
+5 x 5 after 5 x 5 does not."""
 
 _ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
 """Kinds that may compute a reduction-dependent value (plus reshapes, row to row)."""
@@ -341,6 +356,10 @@ class _Grouper:
         """Members of each group, by its root, in program order."""
         self.mask = {i: 1 << i for i in range(len(self.ops))}
         self.reductions = {i: [op] for i, op in enumerate(self.ops) if is_reduction(op)}
+        self.taps = [read_taps(op) if self.fusible[i] else 1 for i, op in enumerate(self.ops)]
+        """Elements of its input each op reads for one output element (`read_taps`)."""
+        self.windows = {i: 1 for i, taps in enumerate(self.taps) if taps > 1}
+        """How many ops of each group (by root) read several elements an output."""
         """The reductions of each group that has some, in program order, by root."""
         self.refused: dict[tuple[int, int, int, int, bool], tuple[str, Operation | None]] = {}
         """Refused merges by (root, size, root, size, horizontal): why, and the op a cycle
@@ -513,6 +532,8 @@ class _Grouper:
         self.below[a] |= self.below.pop(b)
         self.span_of[a] |= self.span_of.pop(b)
         self.multi_bits |= self.mask[a]
+        if b in self.windows:
+            self.windows[a] = self.windows.get(a, 0) + self.windows.pop(b)
         if b in self.reductions:
             merged = self.reductions.get(a, []) + self.reductions.pop(b)
             self.reductions[a] = sorted(merged, key=lambda op: self.index[id(op)])
@@ -532,10 +553,37 @@ class _Grouper:
             why = check_row_invariant(self._merged(a, b), self.target)
             if why is not None:
                 return f"row invariant: {why}", None
+        if self.windows.get(a, 0) + self.windows.get(b, 0) > 1:
+            copies, chain = self._inlined_taps(a, b)
+            if copies > MAX_INLINED_TAPS:
+                shown = " x ".join(str(self.taps[i]) for i in chain)
+                return (
+                    f"inlined windows: {' -> '.join(self.ops[i].name for i in chain)} would "
+                    f"copy an input's expression {shown} = {copies} times an output "
+                    f"element (at most {MAX_INLINED_TAPS})",
+                    None,
+                )
         through = self._cycle_through(a, b)
         if through is not None:
             return "would create a cycle", through
         return None
+
+    def _inlined_taps(self, a: int, b: int) -> tuple[int, list[int]]:
+        """The most copies of one input's expression an output element of the merged
+        group would inline (the product of the taps along a chain of its ops), and the
+        windowed ops of that chain, first to last."""
+        inside = self.mask[a] | self.mask[b]
+        copies: dict[int, int] = {}
+        chain: dict[int, list[int]] = {}
+        for op in self._merged(a, b):
+            i = self.index[id(op)]
+            feeding = [p for p in self.producers[i] if inside >> p & 1]
+            best = max(feeding, key=lambda p: copies[p], default=None)
+            copies[i] = self.taps[i] * (1 if best is None else copies[best])
+            before = [] if best is None else chain[best]
+            chain[i] = [*before, i] if self.taps[i] > 1 else before
+        worst = max(copies, key=copies.__getitem__)
+        return copies[worst], chain[worst]
 
     def _sibling_refusal(self, a: int, b: int) -> str | None:
         """Why sibling groups a and b do not fuse side by side, or None when they may."""

@@ -600,6 +600,8 @@ def _check(case: FuzzCase, target: str, isolate: bool, knobs: bool = False) -> N
             case = dataclasses.replace(case, note=f"knobs: {tuned or 'none'}")
 
     def compiled() -> dict[str, np.ndarray]:
+        if schedules is None:
+            return run_compiled(program, feeds, target)
         return run_compiled(program, feeds, target, schedules)
 
     try:

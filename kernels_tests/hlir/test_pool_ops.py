@@ -181,6 +181,65 @@ def test_window_pooling_is_one_generated_kernel_with_its_consumer():
     assert [op.name for op in groups[0].ops] == ["pd_op.pool2d", "pd_op.relu"]
 
 
+def _chained_pools(specs, shape=(2, 3, 12, 13)):
+    """x -> a pool2d per (kernel, kind) of `specs` (SAME padding, stride 1) -> relu."""
+    program = Program()
+    net = Net(program)
+    value = net.data("x", shape, F32)
+    for kernel, kind in specs:
+        value = net.op(
+            "pool2d",
+            value,
+            net.ints(kernel),
+            strides=[1, 1],
+            paddings=[0, 0],
+            pooling_type=kind,
+            padding_algorithm="SAME",
+        )
+    net.op("relu", value)
+    return program
+
+
+@pytest.mark.parametrize(
+    ("specs", "groups"),
+    [
+        # 3 x 3 after 3 x 3: 81 copies of x's expression an output, one kernel
+        ((((3, 3), "max"), ((3, 3), "avg")), [["pool2d", "pool2d", "relu"]]),
+        # 5 x 5 after 5 x 5 would be 625: the chain splits after the first pool
+        ((((5, 5), "max"), ((5, 5), "max")), [["pool2d"], ["pool2d", "relu"]]),
+        # 25, then 9 * 12 = 108 fuse; 25 * 9 = 225 does not
+        (
+            (((5, 5), "max"), ((3, 3), "avg"), ((2, 6), "avg"), ((5, 5), "max")),
+            [["pool2d"], ["pool2d", "pool2d"], ["pool2d", "relu"]],
+        ),
+    ],
+)
+def test_chained_windows_fuse_while_their_taps_multiply_to_at_most_169(specs, groups):
+    """Each tap of a window inlines its producer's expression again: four chained pools
+    (25 * 9 * 12 * 25 copies) were megabytes of CUDA C and timed out on cuda-emu."""
+    program = _chained_pools(specs)
+    x = np.random.default_rng(6).standard_normal((2, 3, 12, 13)).astype(np.float32)
+    (want,) = run_reference(program, {"x": x})
+    exe = cinn_py.compile(program, target="cuda-emu")
+    fused = [[op.name.removeprefix("pd_op.") for op in g.ops] for g in exe.groups if g.ops]
+    assert fused == groups
+    (got,) = exe.run({"x": x}).values()
+    assert compare(np.asarray(got), want).ok
+    assert len(exe.cuda_source) < 200_000
+
+
+def test_a_split_window_chain_is_explained():
+    from cinn_py.hlir.grouping import explain_grouping
+
+    program = _chained_pools((((5, 5), "max"), ((5, 5), "avg")))
+    PassManager().run(program)
+    (explanation,) = [e for e in explain_grouping(program).explanations if e.kind == "vertical"]
+    assert explanation.reason == (
+        "inlined windows: pd_op.pool2d -> pd_op.pool2d would copy an input's expression "
+        "25 x 25 = 625 times an output element (at most 169)"
+    )
+
+
 def test_large_windows_run_the_library_kernel():
     """A 14 x 13 window (182 taps) is past the unrolled-window limit: library, still right."""
     program, _ = _pool_program((1, 2, 15, 15), [14, 13], pooling_type="avg")

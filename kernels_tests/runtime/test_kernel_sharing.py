@@ -195,9 +195,9 @@ def counted_schedules(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The functions `PIRCompiler` asks `auto_schedule` for, by name, from now on."""
     calls: list[str] = []
 
-    def counting(func, target, pattern=None):
+    def counting(func, target, pattern=None, **options):
         calls.append(func.name)
-        return auto_schedule(func, target, pattern)
+        return auto_schedule(func, target, pattern, **options)
 
     monkeypatch.setattr(pir_compiler, "auto_schedule", counting)
     return calls
