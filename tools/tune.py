@@ -20,7 +20,8 @@ they all take:
    each against the rules' (`score`: 1.0 is the rules' time);
 3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K and the rules'
    are compiled for `cuda` and timed with CUDA events (tools/bench.py's timing), and
-   the times rank them instead.
+   the times rank them instead. Where cuobjdump / nvdisasm are missing (a device image
+   without the `test` extra), step 1 and 2 are skipped and every candidate is timed.
 
 A key gets an entry where its winner beats the rules by `--min-gain` (default 2%) or
 more, else none (the rules stay, and an entry the file held for it goes); `--all`
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import math
 import sys
 from collections.abc import Sequence
@@ -51,9 +51,12 @@ from cinn_py.driver.pir_compiler import PIRCompiler
 from cinn_py.errors import CinnError
 from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey, load, schedules_dir
 from cinn_py.ir.group_schedule.tactics import TACTICS
-from cinn_py.perf import perf_report
+from cinn_py.perf import binaries, perf_report
 from cinn_py.perf.report import DEFAULT_ARCH, KernelReport
 from cinn_py.pir.parser import parse_program
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perf_report import _bench  # noqa: E402  (tools/ is not a package)
 
 MAX_ISSUE = 0.5
 """A candidate issuing more than this fraction of its memory time is dropped (where the
@@ -72,17 +75,6 @@ TUNE_SHAPES: dict[str, list[tuple[int, ...]]] = {
 """The shapes each family is tuned at (the bench's among them)."""
 
 DTYPES = ("float32", "float16")
-
-
-def _bench():
-    """tools/bench.py as a module (tools/ is not a package)."""
-    path = Path(__file__).resolve().parent / "bench.py"
-    spec = importlib.util.spec_from_file_location("bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass
@@ -181,17 +173,25 @@ def _bad(report: KernelReport | None, rules: KernelReport | None) -> str:
 
 
 def tune_key(
-    key: ScheduleKey, kernels: list[Kernel], arch: str, timer: Any, keep: int, say: Any
+    key: ScheduleKey,
+    kernels: list[Kernel],
+    arch: str,
+    timer: Any,
+    keep: int,
+    say: Any,
+    static: bool = True,
 ) -> tuple[Trial, Trial, list[Trial]]:
-    """The rules' trial, the winner and every trial of `key` over its kernels."""
+    """The rules' trial, the winner and every trial of `key` over its kernels. Without
+    the static report (`static` False: no cuobjdump here) every candidate is timed."""
     common = [c for c in kernels[0].candidates if all(c in k.candidates for k in kernels)]
     rules = Trial(None)
-    rules.reports = [_report(k.workload, k.group, arch, ScheduleDB(arch)) for k in kernels]
+    if static:
+        rules.reports = [_report(k.workload, k.group, arch, ScheduleDB(arch)) for k in kernels]
     trials = []
     for knobs in common:
         trial = Trial(knobs)
         db = ScheduleDB(arch).with_entry(key, knobs)
-        for kernel in kernels:
+        for kernel in kernels if static else ():
             try:
                 trial.reports.append(_report(kernel.workload, kernel.group, arch, db))
             except CinnError as error:
@@ -203,6 +203,8 @@ def tune_key(
     good = sorted(
         (t for t in trials if not t.problem), key=lambda t: (t.static_score(rules), _order(t))
     )
+    if not static:
+        keep = len(good)
     if timer is not None and good:
         timed = [rules, *good[:keep]]
         for trial in timed:
@@ -226,7 +228,7 @@ def _trial_line(trial: Trial, rules: Trial) -> str:
     knobs = ", ".join(f"{k}={v}" for k, v in (trial.knobs or {}).items()) or "rules"
     if trial.problem:
         return f"    {knobs:40s} dropped: {trial.problem}"
-    parts = [f"static {trial.static_score(rules):.3f}"]
+    parts = [f"static {trial.static_score(rules):.3f}"] if trial.reports else []
     if trial.seconds:
         parts.append(f"timed {trial.timed_score(rules):.3f}")
     est = ", ".join(
@@ -258,6 +260,7 @@ def gpu_timer(bench: Any, repeat: int, budget: float) -> Any:
         backend.free(None)
         return seconds
 
+    time_it.device = backend.device_name()  # type: ignore[attr-defined]
     return time_it
 
 
@@ -282,6 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     shapes = [tuple(int(n) for n in s.split("x")) for s in args.shapes.split(",") if s.strip()]
     timer = None if args.time == 0 else gpu_timer(bench, args.repeat, args.budget)
     keep = 3 if args.time is None else args.time
+    static, why = binaries.tools_available()
+    if not static and timer is None:
+        print(f"tools/tune.py: no static report ({why}) and no GPU to time on", file=sys.stderr)
+        return 2
+    if not static:
+        print(f"no static report ({why}): every candidate is timed")
 
     by_key: dict[ScheduleKey, list[Kernel]] = {}
     for case in workloads(bench, families, dtypes, shapes):
@@ -303,10 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.out) if args.out else (schedules_dir() or Path("schedules")) / f"{args.arch}.json"
     )
     db = load(out, args.arch) if out.exists() else ScheduleDB(args.arch)
-    ranked_by = "CUDA events" if timer is not None else "static model (cinn_py.perf, H100)"
+    ranked_by = "static model (cinn_py.perf, H100)"
+    if timer is not None:
+        ranked_by = f"CUDA events on {timer.device}" + ("" if static else ", no static filter")
     for key, kernels in by_key.items():
         print(f"{key.describe()}: {', '.join(k.workload.name for k in kernels)}")
-        rules, best, _ = tune_key(key, kernels, args.arch, timer, keep, print)
+        rules, best, _ = tune_key(key, kernels, args.arch, timer, keep, print, static)
         score = best.timed_score(rules) if best.seconds else best.static_score(rules)
         gain = 1 - score
         entries = dict(db.entries)

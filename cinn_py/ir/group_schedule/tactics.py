@@ -138,19 +138,34 @@ class Tactic(ABC):
     ) -> dict[str, int]:
         """What this tactic decides for a function it accepts, by name, by its rules."""
 
+    bucket_dims: ClassVar[str] = "rows_cols"
+    """What `bucket` files a function by: "rows_cols" (a reduction's rows and row
+    length) or "elements" (the largest buffer's)."""
+
     def candidates(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> list[dict[str, int]]:
         """Every setting of `knob_names` this tactic can schedule `func` with (it
         accepts `func`), the rules' included; empty where nothing is tunable, always for
         a function over symbolic dims (its kernel serves every shape of its buckets)."""
+        if not self.knob_names or _symbolic(func):
+            return []
+        return self.settings(func, target, pattern)
+
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
+    ) -> list[dict[str, int]]:
+        """`candidates` for a function of static shape (a tunable tactic's own)."""
         return []
 
     def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        """The shape bucket `func` is filed under in a schedule database: its dims
-        (`rows` and `cols`, or `elements`) each rounded up to a power of two; None for a
-        function over symbolic dims."""
-        return None
+        """The shape bucket `func` is filed under in a schedule database (`bucket_dims`),
+        each dim rounded up to a power of two; None for a function over symbolic dims."""
+        if _symbolic(func):
+            return None
+        if self.bucket_dims == "elements":
+            return _elements(func)
+        return None if pattern is None else _rows_cols(pattern)
 
     def key(self, func: LoweredFunc, pattern: RowPattern | None = None) -> ScheduleKey | None:
         """The database key of `func` for this tactic (None: not looked up)."""
@@ -198,17 +213,13 @@ def _symbolic(func: LoweredFunc) -> bool:
     return any(isinstance(arg.value, Var) for arg in func.args)
 
 
-def _rows_cols(func: LoweredFunc, pattern: RowPattern | None) -> dict[str, int] | None:
+def _rows_cols(pattern: RowPattern) -> dict[str, int]:
     """The bucket of a reduction's function: its rows and row length, rounded up."""
-    if pattern is None or _symbolic(func):
-        return None
     return {"rows": pow2_at_least(pattern.rows), "cols": pow2_at_least(pattern.cols)}
 
 
-def _elements(func: LoweredFunc) -> dict[str, int] | None:
+def _elements(func: LoweredFunc) -> dict[str, int]:
     """The bucket of an elementwise or tiled function: its largest buffer's elements."""
-    if _symbolic(func):
-        return None
     sizes = [
         math.prod(int(d.value) for d in arg.value.shape)
         for arg in func.args
@@ -254,17 +265,12 @@ class GridTactic(Tactic):
         threads = None if knobs is None else knobs["threads"]
         return schedule_grid(func, target, _given(pattern), threads)
 
-    def candidates(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        if _symbolic(func):
-            return []
         pattern = _given(pattern)
         cols, lanes = walked_cols(func, pattern)
         return [{"threads": t} for t in grid_candidates(pattern, target, lanes, cols)]
-
-    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -333,15 +339,10 @@ class ColumnTactic(Tactic):
         threads_y = None if knobs is None else knobs["threads_y"]
         return schedule_columns(func, target, _given(pattern), threads_y)
 
-    def candidates(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        if _symbolic(func):
-            return []
         return [{"threads_y": t} for t in column_candidates(_given(pattern), target)]
-
-    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -384,19 +385,14 @@ class RowTactic(Tactic):
         threads, per_block = knobs["threads_per_row"], knobs["rows_per_block"]
         return schedule_rows(func, target, _given(pattern), threads, per_block)
 
-    def candidates(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        if _symbolic(func):
-            return []
         pattern = _given(pattern)
         return [
             {"threads_per_row": threads, "rows_per_block": per_block}
             for threads, per_block in row_candidates(func, pattern, target)
         ]
-
-    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        return _rows_cols(func, pattern)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -416,6 +412,7 @@ class TileTactic(Tactic):
 
     name = "tile"
     knob_names = ("lanes",)
+    bucket_dims = "elements"
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -434,16 +431,13 @@ class TileTactic(Tactic):
             raise ValueError(f"the tile tactic does not take {func.name}: {tile_problem(func)}")
         return schedule_tiles(func, plan, target, None if knobs is None else knobs["lanes"])
 
-    def candidates(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
         plan = tile_plan(func)
-        if plan is None or _symbolic(func):
+        if plan is None:
             return []
         return [{"lanes": lanes} for lanes in sorted({1, tile_lanes(func, plan)})]
-
-    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        return _elements(func)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -459,6 +453,7 @@ class FlatTactic(Tactic):
 
     name = "flat"
     knob_names = ("threads", "min_steps")
+    bucket_dims = "elements"
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -476,15 +471,10 @@ class FlatTactic(Tactic):
             return schedule_flat(func, target)
         return schedule_flat(func, target, knobs["threads"], knobs["min_steps"])
 
-    def candidates(
-        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
+    def settings(
+        self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        if _symbolic(func):
-            return []
         return [{"threads": t, "min_steps": n} for t, n in flat_candidates(func, target)]
-
-    def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
-        return _elements(func)
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None

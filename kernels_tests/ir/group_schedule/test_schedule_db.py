@@ -247,3 +247,27 @@ def test_the_cli_schedules_with_a_database_file(tmp_path, capsys):
     assert "block (256, 1, 1)" in out
     assert cli.main([*argv, "--schedules", str(tmp_path / "missing.json")]) != 0
     assert "schedule database" in capsys.readouterr().err
+
+
+def test_the_tuner_ranks_by_the_times_where_it_has_them():
+    """The GPU path of tools/tune.py with a stand-in timer: every candidate timed (no
+    static report), the fastest against the rules' time wins."""
+    tune = load_tool("tune")
+    bench = tune._bench()
+    (case,) = tune.workloads(bench, ["softmax"], ["float32"], [(7, 1000)])
+    kernels = tune.kernels_of(case, "sm_90")
+    (kernel,) = kernels
+    assert kernel.key == ROW_KEY and kernel.rule["threads_per_row"] == 64
+    fastest = {"threads_per_row": 128, "rows_per_block": 1}
+    timed = []
+
+    def timer(workload, key, knobs, arch):
+        timed.append(knobs)
+        return 1.0 if knobs is None else 0.5 if knobs == fastest else 2.0
+
+    rules, best, trials = tune.tune_key(
+        ROW_KEY, kernels, "sm_90", timer, keep=3, say=lambda line: None, static=False
+    )
+    assert best.knobs == fastest and best.timed_score(rules) == 0.5
+    assert len(timed) == 1 + len(kernel.candidates)  # the rules', then every candidate
+    assert rules.seconds == [1.0]
