@@ -30,13 +30,17 @@ Every merge must keep three properties, checked on the merged group as a whole:
   values once per row. A non-keepdim row broadcast against the wrong dims (numpy aligns
   dims from the right), a transpose of a row value, or a second reduction over other
   axes would read another block's result, which no barrier can provide.
-- Inlined windows stay small: an op that reads several elements of its input for one
-  output element (a pooling window's kh * kw taps, bilinear interpolation's 4:
-  `OpLowering.taps`) inlines its producer's expression once per tap, so along a chain
-  of such ops in one group the copies multiply (three chained 5 x 5 pools: 15,625
-  copies of the first one's input expression an output, megabytes of CUDA C). The
-  product of the taps along any chain of a group stays at most `MAX_INLINED_TAPS`;
-  past it the chain splits into kernels that pass the windowed values through memory.
+- Inlined copies stay few: a group's ops inline into their readers, so a value read
+  twice inside the group (silu's `x / (1 + exp(-x))`) is written out twice in the
+  kernel, and an op that reads several elements of its input for one output element
+  (a pooling window's kh * kw taps, bilinear interpolation's 4, float maximum's NaN
+  test 3: `inline_copies.written_copies`, measured from the op's own lowering)
+  once per tap. Along a chain the copies multiply: 16 chained silus wrote x out 65,536
+  times (3.5 MB of CUDA C, 73 s to compile), four chained pools 67,500 times an output
+  (a fuzzer timeout). No value's expression may appear more than `MAX_INLINED_COPIES`
+  times in the group's stores (`_inlined_copies`: a reduction's operands appear once,
+  in its body, however many read its result); past it the chain splits into kernels
+  that pass the value through memory.
 - argmax / argmin stay simple: a group holding one has no other reduction and nothing in
   the group reads a reduction result (their index-and-value pairs have no cross-thread
   reduction yet, so they keep the serial per-output schedule; the contract asks only
@@ -73,7 +77,8 @@ from cinn_py.hlir.group import (
     group_boundary,
     group_reduce_pattern,
 )
-from cinn_py.hlir.op_lowering.registry import read_taps
+from cinn_py.hlir.inline_copies import written_copies
+from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_pattern import (
     OpPatternKind,
     ReducePattern,
@@ -93,12 +98,11 @@ from cinn_py.pir.value import Value
 
 Fusible = Callable[[Operation], bool]
 
-MAX_INLINED_TAPS = 169
-"""The most copies of an input's expression one output element of a group may inline
-along a chain of windowed ops (the product of their taps): 13 x 13, the largest single
-window the pooling lowering writes out (`ops.pool.MAX_UNROLLED_TAPS`: past it the
-nesting reaches Python's recursion limit in the IR visitors); 3 x 3 after 3 x 3 fuses,
-5 x 5 after 5 x 5 does not."""
+MAX_INLINED_COPIES = 169
+"""The most times one value's expression may be written out in a group's stores: 13 x
+13, the largest single window the pooling lowering writes out
+(`ops.pool.MAX_UNROLLED_TAPS`); 3 x 3 pooling after 3 x 3 fuses (81 copies), 5 x 5
+after 5 x 5 (625) does not, nor an eighth chained silu (256)."""
 
 _ROW_OPS = frozenset({OpPatternKind.ELEMENTWISE, OpPatternKind.BROADCAST})
 """Kinds that may compute a reduction-dependent value (plus reshapes, row to row)."""
@@ -356,10 +360,9 @@ class _Grouper:
         """Members of each group, by its root, in program order."""
         self.mask = {i: 1 << i for i in range(len(self.ops))}
         self.reductions = {i: [op] for i, op in enumerate(self.ops) if is_reduction(op)}
-        self.taps = [read_taps(op) if self.fusible[i] else 1 for i, op in enumerate(self.ops)]
-        """Elements of its input each op reads for one output element (`read_taps`)."""
-        self.windows = {i: 1 for i, taps in enumerate(self.taps) if taps > 1}
-        """How many ops of each group (by root) read several elements an output."""
+        self._copies: dict[int, int] = {}
+        self._names: NameTable | None = None
+        self.reduces = [is_reduction(op) for op in self.ops]
         """The reductions of each group that has some, in program order, by root."""
         self.refused: dict[tuple[int, int, int, int, bool], tuple[str, Operation | None]] = {}
         """Refused merges by (root, size, root, size, horizontal): why, and the op a cycle
@@ -532,8 +535,6 @@ class _Grouper:
         self.below[a] |= self.below.pop(b)
         self.span_of[a] |= self.span_of.pop(b)
         self.multi_bits |= self.mask[a]
-        if b in self.windows:
-            self.windows[a] = self.windows.get(a, 0) + self.windows.pop(b)
         if b in self.reductions:
             merged = self.reductions.get(a, []) + self.reductions.pop(b)
             self.reductions[a] = sorted(merged, key=lambda op: self.index[id(op)])
@@ -553,37 +554,62 @@ class _Grouper:
             why = check_row_invariant(self._merged(a, b), self.target)
             if why is not None:
                 return f"row invariant: {why}", None
-        if self.windows.get(a, 0) + self.windows.get(b, 0) > 1:
-            copies, chain = self._inlined_taps(a, b)
-            if copies > MAX_INLINED_TAPS:
-                shown = " x ".join(str(self.taps[i]) for i in chain)
-                return (
-                    f"inlined windows: {' -> '.join(self.ops[i].name for i in chain)} would "
-                    f"copy an input's expression {shown} = {copies} times an output "
-                    f"element (at most {MAX_INLINED_TAPS})",
-                    None,
-                )
+        copies, op = self._inlined_copies(a, b)
+        if copies > MAX_INLINED_COPIES:
+            return (
+                f"inlined copies: the merged kernel would write out a value that {op.name} "
+                f"({op.where()}) computes or reads {copies} times (at most "
+                f"{MAX_INLINED_COPIES}: chained windows and values read twice multiply)",
+                None,
+            )
         through = self._cycle_through(a, b)
         if through is not None:
             return "would create a cycle", through
         return None
 
-    def _inlined_taps(self, a: int, b: int) -> tuple[int, list[int]]:
-        """The most copies of one input's expression an output element of the merged
-        group would inline (the product of the taps along a chain of its ops), and the
-        windowed ops of that chain, first to last."""
+    def _inlined_copies(self, a: int, b: int) -> tuple[int, Operation]:
+        """How many times the merged group's kernel would write out the expression of
+        its most copied value (a member's result, or a group input's load), and the op
+        that computes or first reads it: a member's result once where the group stores
+        it (an output), plus, for each read inside the group, the reader's own copies
+        times the copies its lowering writes (`_written_copies`); a reduction's operand
+        once a reduction (its body: the result is a register its readers share). Readers
+        come after what they read, so one pass backwards over the members."""
         inside = self.mask[a] | self.mask[b]
-        copies: dict[int, int] = {}
-        chain: dict[int, list[int]] = {}
-        for op in self._merged(a, b):
+        reads: dict[int, int] = {}
+        """Copies of each value (by id) the members read, so far."""
+        worst, most = self.ops[a], 0
+        for op in reversed(self._merged(a, b)):
             i = self.index[id(op)]
-            feeding = [p for p in self.producers[i] if inside >> p & 1]
-            best = max(feeding, key=lambda p: copies[p], default=None)
-            copies[i] = self.taps[i] * (1 if best is None else copies[best])
-            before = [] if best is None else chain[best]
-            chain[i] = [*before, i] if self.taps[i] > 1 else before
-        worst = max(copies, key=copies.__getitem__)
-        return copies[worst], chain[worst]
+            stored = not self.users[i] or any(id(r) in self.pinned for r in op.results)
+            stored = stored or any(not inside >> user & 1 for user in self.users[i])
+            copies = sum(reads.get(id(r), 0) for r in op.results) + stored
+            if copies > most:
+                worst, most = op, copies
+            each = self._written_copies(i) * (1 if self.reduces[i] else copies)
+            for value in op.operand_values():
+                if value is not None:
+                    reads[id(value)] = reads.get(id(value), 0) + each
+        leaves = max(reads.values(), default=0)  # group inputs: read, never computed here
+        if leaves > most:
+            first = next(
+                op
+                for op in self._merged(a, b)
+                if any(reads.get(id(v)) == leaves for v in op.operand_values() if v is not None)
+            )
+            return leaves, first
+        return most, worst
+
+    def _written_copies(self, i: int) -> int:
+        """How many copies of an input's expression op i's lowering writes out an
+        output element (`inline_copies.written_copies`; ops a merge check never reads
+        through are not lowered)."""
+        found = self._copies.get(i)
+        if found is None:
+            if self._names is None:
+                self._names = NameTable(self.program)
+            found = self._copies[i] = written_copies(self.ops[i], self.program, self._names)
+        return found
 
     def _sibling_refusal(self, a: int, b: int) -> str | None:
         """Why sibling groups a and b do not fuse side by side, or None when they may."""

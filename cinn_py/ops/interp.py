@@ -344,9 +344,7 @@ def _interp(name: str, method: str, kernel, bilinear: bool) -> OpDef:
         pattern=OpPatternKind.INJECTIVE,
         infer_meta=_infer_interp,
         kernel=kernel,
-        lowering=OpLowering(
-            _lowering(bilinear), _accepts, taps=(lambda op: 4) if bilinear else None
-        ),
+        lowering=OpLowering(_lowering(bilinear), _accepts),
         symbolic_meta=sym.interp_shape,
     )
 

@@ -683,7 +683,7 @@ OPS = [
         pattern=OpPatternKind.INJECTIVE,
         infer_meta=_infer_pool2d,
         kernel=pool2d_kernel,
-        lowering=OpLowering(_lower_pool2d, _accepts_pool, taps=_unrolled_taps),
+        lowering=OpLowering(_lower_pool2d, _accepts_pool),
         decompose=_decompose_pool2d,
         symbolic_meta=sym.pool_shape,
     ),

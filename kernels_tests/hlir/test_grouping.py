@@ -620,3 +620,44 @@ def test_a_chain_that_reads_a_reduction_of_its_own_group_is_passed_not_copied():
             "group_1 fused [pd_op.sum, pd_op.add] (%3, %5) -> (%6)",
         ]
     )
+
+
+def _chain(op_name: str, count: int, dtype: DataType = DataType.FLOAT32) -> Program:
+    program = Program()
+    net = Net(program)
+    value = net.data("x", (33, 129), dtype)
+    for _ in range(count):
+        value = net.op(op_name, value)
+    return program
+
+
+@pytest.mark.parametrize(("count", "kernels"), [(7, 1), (8, 2), (16, 3)])
+def test_a_chain_that_reads_its_input_twice_splits_before_256_copies(count, kernels):
+    """silu decomposes into x / (1 + exp(-x)): x read twice, so a chain of n writes the
+    first x out 2^n times; past 169 (the eighth silu) the chain splits. Before, 16 were
+    one kernel of 3.5 MB of CUDA C that took 73 s to build on cuda-emu."""
+    program = _chain("silu", count)
+    PassManager().run(program)
+    groups = [g for g in group_program(program) if g.ops]
+    assert len(groups) == kernels
+    from cinn_py.hlir.grouping import explain_grouping
+
+    reasons = {e.reason.split(":")[0] for e in explain_grouping(program).explanations}
+    assert reasons == ({"inlined copies"} if kernels > 1 else set())
+
+
+def test_written_copies_come_from_the_ops_own_lowering():
+    from cinn_py.hlir.inline_copies import written_copies
+
+    program = Program()
+    net = Net(program)
+    x = net.data("x", (1, 2, 9, 9), DataType.FLOAT32)
+    y = net.data("y", (1, 2, 9, 9), DataType.FLOAT32)
+    added = net.op("add", x, y)
+    biggest = net.op("maximum", x, y)  # NaN kept: x != x ? x : (x > y ? x : y)
+    net.op("pool2d", x, net.ints([5, 5]), strides=[1, 1], paddings=[2, 2])
+    net.op("multiply", added, biggest)
+    PassManager().run(program)  # folds the pool's kernel size into its attribute
+    names = ("pd_op.add", "pd_op.maximum", "pd_op.pool2d")
+    copies = {op.name: written_copies(op, program) for op in program.block if op.name in names}
+    assert copies == {"pd_op.add": 1, "pd_op.maximum": 3, "pd_op.pool2d": 25}

@@ -235,8 +235,9 @@ def test_a_split_window_chain_is_explained():
     PassManager().run(program)
     (explanation,) = [e for e in explain_grouping(program).explanations if e.kind == "vertical"]
     assert explanation.reason == (
-        "inlined windows: pd_op.pool2d -> pd_op.pool2d would copy an input's expression "
-        "25 x 25 = 625 times an output element (at most 169)"
+        "inlined copies: the merged kernel would write out a value that pd_op.pool2d "
+        "(op #1) computes or reads 625 times (at most 169: chained windows and values "
+        "read twice multiply)"
     )
 
 

@@ -201,8 +201,3 @@ class OpLowering:
     symbolic: bool = False
     """Whether `lower` handles symbolic dims (index Exprs in its operands' and result's
     shapes, `hlir.symbolic_dims`): only then is its group lowered symbolically."""
-    taps: Callable[[Operation], int | None] | None = None
-    """How many elements of its input one output element reads, where more than one (a
-    pooling window's kh * kw, bilinear interpolation's 4): each is a copy of the input's
-    inlined expression, so fusion caps their product along a chain of such ops
-    (`grouping`, `registry.read_taps`)."""

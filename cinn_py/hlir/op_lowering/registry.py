@@ -12,15 +12,6 @@ def lowering_of(op: Operation) -> OpLowering | None:
     return op_def.lowering if op_def is not None else None
 
 
-def read_taps(op: Operation) -> int:
-    """How many elements of its input one output element of `op` reads (its lowering's
-    `taps`; 1 for an op that declares none: elementwise, broadcast, a reshape...)."""
-    lowering = lowering_of(op)
-    if lowering is None or lowering.taps is None:
-        return 1
-    return max(1, lowering.taps(op) or 1)
-
-
 def unfolded_operands(op: Operation) -> list[str]:
     """The op's mutable-attribute operands still fed by a value (not folded into their
     attribute): lowering needs those values at compile time."""
