@@ -371,6 +371,17 @@ class _Grouper:
         """Group pairs examined (memo hits and pruned siblings included): the measure of
         the merging's work that a test holds linear."""
         self.users = [self._users(op) for op in self.ops]
+        self.values = [
+            ([id(v) for v in op.operand_values() if v is not None], [id(r) for r in op.results])
+            for op in self.ops
+        ]
+        """Each op's operand and result value ids (`_inlined_copies` reads them often)."""
+        self.stored = [
+            not self.users[i] or any(id(r) in self.pinned for r in op.results)
+            for i, op in enumerate(self.ops)
+        ]
+        """Whether each op's result is stored whatever the group: a program output, or a
+        value nothing reads."""
         self.producers = [
             [
                 self.index[id(v.defining_op)]
@@ -581,21 +592,20 @@ class _Grouper:
         worst, most = self.ops[a], 0
         for op in reversed(self._merged(a, b)):
             i = self.index[id(op)]
-            stored = not self.users[i] or any(id(r) in self.pinned for r in op.results)
-            stored = stored or any(not inside >> user & 1 for user in self.users[i])
-            copies = sum(reads.get(id(r), 0) for r in op.results) + stored
+            values = self.values[i]
+            stored = self.stored[i] or any(not inside >> user & 1 for user in self.users[i])
+            copies = sum(reads.get(r, 0) for r in values[1]) + stored
             if copies > most:
                 worst, most = op, copies
             each = self._written_copies(i) * (1 if self.reduces[i] else copies)
-            for value in op.operand_values():
-                if value is not None:
-                    reads[id(value)] = reads.get(id(value), 0) + each
+            for value in values[0]:
+                reads[value] = reads.get(value, 0) + each
         leaves = max(reads.values(), default=0)  # group inputs: read, never computed here
         if leaves > most:
             first = next(
                 op
                 for op in self._merged(a, b)
-                if any(reads.get(id(v)) == leaves for v in op.operand_values() if v is not None)
+                if any(reads.get(v) == leaves for v in self.values[self.index[id(op)]][0])
             )
             return leaves, first
         return most, worst
