@@ -121,6 +121,26 @@ header. Accurate forms otherwise; cuda-emu runs the accurate ones for both
 (`cinn_emu_math.h`)."""
 
 
+def _nan_clamp(node: e.Select) -> str | None:
+    """`cinn_max_nan` for `a < c ? c : a`, `cinn_min_nan` for `a > c ? c : a`, where c
+    is a float32 constant other than NaN and +-0 and the select scalar; else None. The
+    two agree for every a: a NaN gives NaN (the select keeps a, the helper a NaN: NaN
+    payloads are not compared), a == c gives c either way, and c nonzero leaves no sign
+    of zero to pick."""
+    cond, bound, value = node.condition, node.true_value, node.false_value
+    if node.dtype is not DataType.FLOAT32 or node.lanes != 1:
+        return None
+    if not isinstance(bound, e.FloatImm) or np.isnan(bound.value) or bound.value == 0:
+        return None
+    if not isinstance(cond, (e.LT, e.GT)) or not isinstance(cond.b, e.FloatImm):
+        return None
+    if cond.b.value != bound.value:
+        return None
+    if cond.a is not value and not structural_equal(cond.a, value):
+        return None
+    return "cinn_max_nan" if isinstance(cond, e.LT) else "cinn_min_nan"
+
+
 class CudaRenderer(CRenderer):
     """The body of one kernel; `launch` holds the extent of each bound axis."""
 
@@ -258,6 +278,16 @@ class CudaRenderer(CRenderer):
             helper = "cinn_max_nan" if kind is e.ReduceType.MAX else "cinn_min_nan"
             return f"{helper}({acc}, {value})"
         return super().combine(node, acc, value)
+
+    def visit_Select(self, node: e.Select) -> str:
+        """A clamp at a float32 constant, `a < c ? c : a` (the lowering's NaN-keeping
+        `maximum` with a constant: softmax's floor at -64) or `a > c ? c : a`, as
+        `cinn_max_nan(a, c)` / `cinn_min_nan(a, c)`: one `max.NaN.f32` on sm_80+ instead
+        of a compare, a constant and a select, and `a` written once."""
+        helper = _nan_clamp(node)
+        if helper is None:
+            return super().visit_Select(node)
+        return f"{helper}({self.visit(node.false_value)}, {self.visit(node.true_value)})"
 
     def visit_Call(self, node: e.Call) -> str:
         if not any(x.dtype in _HALVES for x in (node, *node.args)):

@@ -222,8 +222,9 @@ def test_cuda_source_reads_the_row_once_into_a_register_array():
     assert "float var_0_local[3];" in source  # 3001 cols / 1024 threads
     kernel = source[source.index('extern "C"') :]
     assert global_reads(source, "var_0") == 1 and "cinn_vec" not in kernel
-    # the max reads the registers, so does the exp (computed once, into registers too)
-    assert source.count("var_0_local[r_0_o]") == 1 and source.count("var_0_local[i_3_0]") == 2
+    # the max reads the registers, so does the exp (computed once, into registers too;
+    # its floor at -64 is one cinn_max_nan, which reads x - max once)
+    assert source.count("var_0_local[r_0_o]") == 1 and source.count("var_0_local[i_3_0]") == 1
     # every loop indexing the register array is unrolled
     for loop in re.findall(r"(.*)\n\s*for \(int (\w+) = 0; \w+ < 3;", source):
         assert "#pragma unroll" in loop[0], loop
