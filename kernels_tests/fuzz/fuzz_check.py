@@ -79,6 +79,7 @@ from cinn_py.pir.printer import print_program
 from cinn_py.pir.program import Program
 from cinn_py.pir.types import DYNAMIC, DenseTensorType
 from cinn_py.reference_ops import KernelContext
+from cinn_py.targets import compiled_target
 from cinn_py.tolerances import compare, tolerance
 
 DOCUMENTED_REFUSALS: tuple[tuple[str, str], ...] = ()
@@ -239,9 +240,10 @@ def random_schedules(
     its tactic's `candidates`, drawn from `seed`: what a tuned database may ask of the
     tactics, at the fuzzer's odd shapes. Kernels of one key share the first draw."""
     shapes = {name: np.shape(array) for name, array in feeds.items()}
-    compiler = PIRCompiler(program, target, feed_shapes=shapes, schedules=ScheduleDB("none"))
+    info = compiled_target(target).target_info(None)
+    rules = ScheduleDB(info.arch)  # empty: every kernel by its tactic's rules
+    compiler = PIRCompiler(program, target, feed_shapes=shapes, schedules=rules)
     stages = compiler.stages(until="scheduled")
-    info = compiler.target_info()
     by_name = {tactic.name: tactic for tactic in TACTICS}
     rng = np.random.default_rng(seed)
     db = ScheduleDB(info.arch)

@@ -125,7 +125,7 @@ class ScheduleDB:
 def parse(text: str, path: str, arch: str | None = None) -> ScheduleDB:
     """The database in `text` (the content of `path`); ScheduleDBError for anything
     that is not a database of this format (for `arch`, where given)."""
-    from cinn_py.ir.group_schedule.tactics import TACTICS
+    from cinn_py.ir.group_schedule.tactics import TACTICS  # tactics imports ScheduleKey
 
     try:
         data = json.loads(text)
