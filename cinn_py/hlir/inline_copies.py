@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cinn_py.errors import CinnError
 from cinn_py.hlir.group import GroupKind, build_groups
 from cinn_py.hlir.naming import NameTable
 from cinn_py.hlir.op_lowering.lower import lower_group
@@ -54,8 +53,8 @@ def _measure(op: Operation, program: Program, names: NameTable | None) -> int:
     try:
         (group,) = build_groups(program, [(GroupKind.FUSED, [op])])
         func = lower_group(group, names or NameTable(program))
-    except (CinnError, ValueError, TypeError, KeyError, AttributeError):
-        return 1  # what cannot lower alone is not inlined alone either
+    except Exception:  # a probe: what cannot lower alone counts as 1
+        return 1  # (the real lowering of its group reports what is wrong)
     paths: dict[int, Counter[str]] = {}
     most = 1
     for node in nodes(func.body):
