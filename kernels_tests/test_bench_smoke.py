@@ -140,19 +140,25 @@ def test_symbolic_variant_passes_smoke_with_symbolic_kernels(name):
     assert "1 symbolic kernel(s)" in result.message
 
 
-def test_timed_bench_compares_symbolic_kernels(tmp_path, capsys):
+def _tiny_timed_bench(tmp_path, capsys, case: str, flag: str) -> tuple[str, dict]:
+    """tools/bench.py timed on cuda-emu at the tiny shapes for one case with `flag`: what
+    it printed, and the case's JSON result."""
     out = tmp_path / "bench.json"
     code = bench.main(
         [
             *("--target", "cuda-emu", "--tiny", "--repeat", "3", "--budget", "0.01"),
-            *("--cases", "layer_norm_f32_4096x4096", "--no-torch-compile", "--symbolic"),
-            *("--json", str(out)),
+            *("--cases", case, "--no-torch-compile", flag, "--json", str(out)),
         ]
     )
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static |" in printed
     (result,) = json.loads(out.read_text())["results"]
+    return printed, result
+
+
+def test_timed_bench_compares_symbolic_kernels(tmp_path, capsys):
+    printed, result = _tiny_timed_bench(tmp_path, capsys, "layer_norm_f32_4096x4096", "--symbolic")
+    assert "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static |" in printed
     assert result["cinn_py_symbolic_s"] > 0 and result["symbolic_kernels"] == 1
 
 
@@ -161,19 +167,9 @@ def test_fast_math_variant_is_checked_and_timed(tmp_path, capsys):
     tolerance and timed next to the precise program (smoke: checked only)."""
     result = bench.smoke_case(bench.CASES["softmax_f16_4096x4096"], nvrtc=False, fast_math=True)
     assert result.ok and result.message.endswith("fast_math ok"), result.message
-    out = tmp_path / "bench.json"
-    code = bench.main(
-        [
-            *("--target", "cuda-emu", "--tiny", "--repeat", "3", "--budget", "0.01"),
-            *("--cases", "softmax_f32_4096x4096", "--no-torch-compile", "--fast-math"),
-            *("--json", str(out)),
-        ]
-    )
-    printed = capsys.readouterr().out
-    assert code == 0, printed
+    printed, timed = _tiny_timed_bench(tmp_path, capsys, "softmax_f32_4096x4096", "--fast-math")
     assert "| case | precise ms | fast_math ms | fast / precise |" in printed
-    (result,) = json.loads(out.read_text())["results"]
-    assert result["cinn_py_fast_math_s"] > 0
+    assert timed["cinn_py_fast_math_s"] > 0
 
 
 def test_a_wrong_cinn_py_output_fails_its_row(monkeypatch, capsys):

@@ -47,10 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from cinn_py.backends import nvrtc
-from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.driver.tunable import tunable_kernels
 from cinn_py.errors import CinnError
 from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey, load, schedules_dir
-from cinn_py.ir.group_schedule.tactics import TACTICS
 from cinn_py.perf import binaries, perf_report
 from cinn_py.perf.report import DEFAULT_ARCH, KernelReport
 from cinn_py.pir.parser import parse_program
@@ -102,17 +101,19 @@ class Trial:
     problem: str = ""
 
     def static_score(self, rules: Trial) -> float:
-        """The model's time summed over the kernels, the rules' each taken as 1."""
-        ratios = [
-            mine.estimate.time_s / theirs.estimate.time_s
-            for mine, theirs in zip(self.reports, rules.reports, strict=True)
-            if mine is not None and theirs is not None
-        ]
-        return sum(ratios) / len(ratios) if ratios else math.inf
+        """The model's time over the rules', averaged over the kernels (1.0: the rules)."""
+        mine = [r.estimate.time_s if r else None for r in self.reports]
+        return _mean_ratio(mine, [r.estimate.time_s if r else None for r in rules.reports])
 
     def timed_score(self, rules: Trial) -> float:
-        ratios = [mine / theirs for mine, theirs in zip(self.seconds, rules.seconds, strict=True)]
-        return sum(ratios) / len(ratios) if ratios else math.inf
+        """The measured time over the rules', averaged over the kernels."""
+        return _mean_ratio(self.seconds, rules.seconds)
+
+
+def _mean_ratio(mine: Sequence[float | None], theirs: Sequence[float | None]) -> float:
+    """The mean of mine / theirs over the pairs both have (inf for none)."""
+    ratios = [a / b for a, b in zip(mine, theirs, strict=True) if a is not None and b]
+    return sum(ratios) / len(ratios) if ratios else math.inf
 
 
 def workloads(bench: Any, families: Sequence[str], dtypes: Sequence[str], shapes: Any) -> list:
@@ -131,25 +132,11 @@ def workloads(bench: Any, families: Sequence[str], dtypes: Sequence[str], shapes
 
 def kernels_of(case: Any, arch: str) -> list[Kernel]:
     """The kernels of `case` a tactic can tune, with the rules' schedule."""
-    by_name = {t.name: t for t in TACTICS}
-    compiler = PIRCompiler(
-        parse_program(case.program_text), "cuda", arch=arch, schedules=ScheduleDB(arch)
-    )
-    stages = compiler.stages(until="scheduled")
-    target = compiler.target_info()
-    found = []
-    for kernel in stages.fused:
-        tactic = by_name[kernel.scheduled.tactic]
-        pattern = kernel.group.reduce_pattern
-        key = tactic.key(kernel.lowered, pattern)
-        if key is None:
-            continue
-        candidates = tactic.candidates(kernel.lowered, target, pattern)
-        if len(candidates) < 2:
-            continue
-        rule = tactic.knobs(kernel.lowered, target, pattern)
-        found.append(Kernel(case, kernel.group.name, key, candidates, rule))
-    return found
+    program = parse_program(case.program_text)
+    return [
+        Kernel(case, k.group, k.key, k.candidates, k.rule)
+        for k in tunable_kernels(program, "cuda", arch=arch)
+    ]
 
 
 def _report(case: Any, group: str, arch: str, db: ScheduleDB) -> KernelReport:

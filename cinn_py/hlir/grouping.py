@@ -359,11 +359,12 @@ class _Grouper:
         self.group_ops: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(self.ops)}
         """Members of each group, by its root, in program order."""
         self.mask = {i: 1 << i for i in range(len(self.ops))}
-        self.reductions = {i: [op] for i, op in enumerate(self.ops) if is_reduction(op)}
-        self._copies: dict[int, int] = {}
-        self._names: NameTable | None = None
         self.reduces = [is_reduction(op) for op in self.ops]
+        self.reductions = {i: [op] for i, op in enumerate(self.ops) if self.reduces[i]}
         """The reductions of each group that has some, in program order, by root."""
+        self._copies: dict[int, int] = {}
+        """`_written_copies` by op number."""
+        self._names: NameTable | None = None
         self.refused: dict[tuple[int, int, int, int, bool], tuple[str, Operation | None]] = {}
         """Refused merges by (root, size, root, size, horizontal): why, and the op a cycle
         would pass. Groups only grow, so a root and its size name one set of ops."""
@@ -589,25 +590,23 @@ class _Grouper:
         inside = self.mask[a] | self.mask[b]
         reads: dict[int, int] = {}
         """Copies of each value (by id) the members read, so far."""
+        reader: dict[int, Operation] = {}
+        """The first member (in program order) that reads each value."""
         worst, most = self.ops[a], 0
         for op in reversed(self._merged(a, b)):
             i = self.index[id(op)]
-            values = self.values[i]
+            operands, results = self.values[i]
             stored = self.stored[i] or any(not inside >> user & 1 for user in self.users[i])
-            copies = sum(reads.get(r, 0) for r in values[1]) + stored
+            copies = sum(reads.pop(r, 0) for r in results) + stored
             if copies > most:
                 worst, most = op, copies
             each = self._written_copies(i) * (1 if self.reduces[i] else copies)
-            for value in values[0]:
+            for value in operands:
                 reads[value] = reads.get(value, 0) + each
-        leaves = max(reads.values(), default=0)  # group inputs: read, never computed here
-        if leaves > most:
-            first = next(
-                op
-                for op in self._merged(a, b)
-                if any(reads.get(v) == leaves for v in self.values[self.index[id(op)]][0])
-            )
-            return leaves, first
+                reader[value] = op
+        for value, copies in reads.items():  # what is left: the group's inputs
+            if copies > most:
+                worst, most = reader[value], copies
         return most, worst
 
     def _written_copies(self, i: int) -> int:

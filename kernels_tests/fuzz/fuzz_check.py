@@ -65,10 +65,9 @@ from fuzz_programs import op_names, programs
 from hypothesis import given, settings
 
 import cinn_py
-from cinn_py.driver.pir_compiler import PIRCompiler
+from cinn_py.driver.tunable import tunable_kernels
 from cinn_py.errors import CinnError, UnsupportedOpError
 from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
-from cinn_py.ir.group_schedule.tactics import TACTICS
 from cinn_py.ops.reduction import reduction
 from cinn_py.ops.spatial_norm import group_norm_with, instance_norm_with
 from cinn_py.pir.dtypes import bfloat16_to_float32, float32_to_bfloat16
@@ -240,22 +239,12 @@ def random_schedules(
     its tactic's `candidates`, drawn from `seed`: what a tuned database may ask of the
     tactics, at the fuzzer's odd shapes. Kernels of one key share the first draw."""
     shapes = {name: np.shape(array) for name, array in feeds.items()}
-    info = compiled_target(target).target_info(None)
-    rules = ScheduleDB(info.arch)  # empty: every kernel by its tactic's rules
-    compiler = PIRCompiler(program, target, feed_shapes=shapes, schedules=rules)
-    stages = compiler.stages(until="scheduled")
-    by_name = {tactic.name: tactic for tactic in TACTICS}
     rng = np.random.default_rng(seed)
-    db = ScheduleDB(info.arch)
-    for kernel in stages.fused:
-        tactic = by_name[kernel.scheduled.tactic]
-        pattern = kernel.group.reduce_pattern
-        key = tactic.key(kernel.lowered, pattern)
-        if key is None or db.lookup(key) is not None:
-            continue
-        candidates = tactic.candidates(kernel.lowered, info, pattern)
-        if candidates:
-            db = db.with_entry(key, candidates[int(rng.integers(len(candidates)))])
+    db = ScheduleDB(compiled_target(target).target_info(None).arch)
+    for kernel in tunable_kernels(program, target, feed_shapes=shapes):
+        if db.lookup(kernel.key) is None:
+            chosen = kernel.candidates[int(rng.integers(len(kernel.candidates)))]
+            db = db.with_entry(kernel.key, chosen)
     return db
 
 

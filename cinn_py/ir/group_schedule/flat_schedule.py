@@ -58,7 +58,7 @@ def schedule_flat(
     shape: one of `flat_candidates` instead of the rule. Raises ScheduleError for a block this
     schedule does not handle (nested blocks, no store, a non-constant extent)."""
     sch = IRSchedule(func)
-    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    plans = _fused_plans(sch)
     if any(plan.symbolic is not None for plan in plans):
         return sch, _distribute_symbolic(sch, plans, target)
     launch = _launch(plans, target, threads, min_steps)
@@ -73,8 +73,7 @@ def flat_knobs(func: LoweredFunc, target: TargetInfo) -> dict[str, int]:
     """What `schedule_flat` decides for `func`: the launch's threads, blocks and
     grid-stride steps, and the vector lanes of the block that sets it (empty when
     nothing is bound)."""
-    sch = IRSchedule(func, trace=False)
-    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    plans = _fused_plans(IRSchedule(func, trace=False))
     launch = _launch(plans, target)
     if launch is None:
         return {}
@@ -94,8 +93,7 @@ def flat_candidates(func: LoweredFunc, target: TargetInfo) -> list[tuple[int, in
     for each distinct launch (the least min_steps giving it); the rule's
     (`choose_launch`: its threads, min_steps 1) among them. Empty when nothing is bound
     or an extent is symbolic."""
-    sch = IRSchedule(func, trace=False)
-    plans = [_fuse(sch, block) for block in sch.get_all_blocks()]
+    plans = _fused_plans(IRSchedule(func, trace=False))
     items = max((plan.items for plan in plans), default=0)
     if not items or any(plan.symbolic is not None for plan in plans):
         return []
@@ -109,6 +107,11 @@ def flat_candidates(func: LoweredFunc, target: TargetInfo) -> list[tuple[int, in
         for steps in (1, 2, 4, 8):
             found.setdefault(choose_launch(items, target, threads, steps), (threads, steps))
     return sorted(found.values())
+
+
+def _fused_plans(sch: IRSchedule) -> list[_BlockPlan]:
+    """Every block of `sch` with its loops fused into one (`_fuse`)."""
+    return [_fuse(sch, block) for block in sch.get_all_blocks()]
 
 
 def _launch(

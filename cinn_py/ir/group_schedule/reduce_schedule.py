@@ -236,7 +236,7 @@ def rows_factor(func: LoweredFunc, pattern: RowPattern) -> int:
     return math.prod(static_factor(full[0].shape[d]) for d in pattern.kept) if full else 1
 
 
-def _symbolic(func: LoweredFunc) -> bool:
+def takes_dims(func: LoweredFunc) -> bool:
     """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
     return any(isinstance(arg.value, Var) for arg in func.args)
 
@@ -283,15 +283,14 @@ def schedule_rows(
     one of `row_candidates` instead of the rules."""
     sch = IRSchedule(func)
     bound = symbolic_cols_bound(func, pattern)
-    tuned = threads is not None and bound is None
     if bound is None:
         lanes = lanes_for(func, pattern)
-        if threads is None:
-            threads = threads_for(pattern.cols, target, lanes)
-    else:  # a symbolic row length: threads for its bucket
+        threads = threads or threads_for(pattern.cols, target, lanes)
+    else:  # a symbolic row length: the rules' threads and rows for its bucket
         lanes = symbolic_lanes(func, pattern, bound)
         threads = symbolic_threads(func, pattern, bound, lanes, target)
-    if not tuned or per_block is None:
+        per_block = None
+    if per_block is None:
         per_block = _rule_rows_per_block(func, pattern, threads, target)
     blocks = max(-(-pattern.rows // per_block), 1)
     if blocks > target.max_grid_dims[0]:
@@ -353,7 +352,7 @@ def _rule_rows_per_block(
     per_block = rows_per_block(pattern, threads, target)
     if _symbolic_warp_rows(func, pattern, threads, target):
         per_block = ROWS_PER_BLOCK  # not from the signature's count: the kernel serves all
-    elif _symbolic(func) and per_block > 1:
+    elif takes_dims(func) and per_block > 1:
         # R must divide the rows for every value: the rows of a block past the last row
         # would need their combine's element clamped to `rows - 1`, which `finish` does
         # for constant row counts only. So R is halved until it divides the rows'

@@ -118,14 +118,18 @@ class ScheduleDB:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(self.to_json(), indent=1) + "\n")
-        os.replace(temp, path)
+        try:
+            temp.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
 
 
 def parse(text: str, path: str, arch: str | None = None) -> ScheduleDB:
     """The database in `text` (the content of `path`); ScheduleDBError for anything
     that is not a database of this format (for `arch`, where given)."""
-    from cinn_py.ir.group_schedule.tactics import TACTICS  # tactics imports ScheduleKey
+    from cinn_py.ir.group_schedule.tactics import TACTIC_NAMED  # it imports ScheduleKey
 
     try:
         data = json.loads(text)
@@ -146,7 +150,7 @@ def parse(text: str, path: str, arch: str | None = None) -> ScheduleDB:
     written = data.get("written", {})
     if not isinstance(written, dict):
         raise ScheduleDBError(path, "'written' must be an object")
-    knob_names = {t.name: t.knob_names for t in TACTICS}
+    knob_names = {name: tactic.knob_names for name, tactic in TACTIC_NAMED.items()}
     entries: dict[ScheduleKey, dict[str, int]] = {}
     notes: dict[ScheduleKey, dict[str, Any]] = {}
     for index, row in enumerate(rows):

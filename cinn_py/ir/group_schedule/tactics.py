@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from cinn_py.ir.dim_guards import pow2_at_least, shown
-from cinn_py.ir.expr import Buffer, Var
+from cinn_py.ir.expr import Buffer
 from cinn_py.ir.group_schedule.column_schedule import (
     LANES,
     ColumnKind,
@@ -69,6 +69,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     row_candidates,
     rows_per_block,
     schedule_rows,
+    takes_dims,
     threads_for,
 )
 from cinn_py.ir.group_schedule.schedule_db import ScheduleKey
@@ -148,7 +149,7 @@ class Tactic(ABC):
         """Every setting of `knob_names` this tactic can schedule `func` with (it
         accepts `func`), the rules' included; empty where nothing is tunable, always for
         a function over symbolic dims (its kernel serves every shape of its buckets)."""
-        if not self.knob_names or _symbolic(func):
+        if not self.knob_names or takes_dims(func):
             return []
         return self.settings(func, target, pattern)
 
@@ -161,7 +162,7 @@ class Tactic(ABC):
     def bucket(self, func: LoweredFunc, pattern: RowPattern | None = None) -> dict[str, int] | None:
         """The shape bucket `func` is filed under in a schedule database (`bucket_dims`),
         each dim rounded up to a power of two; None for a function over symbolic dims."""
-        if _symbolic(func):
+        if takes_dims(func):
             return None
         if self.bucket_dims == "elements":
             return _elements(func)
@@ -206,11 +207,6 @@ class Tactic(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-def _symbolic(func: LoweredFunc) -> bool:
-    """Whether `func` takes symbolic dims (kernel arguments `S0`, ...)."""
-    return any(isinstance(arg.value, Var) for arg in func.args)
 
 
 def _rows_cols(pattern: RowPattern) -> dict[str, int]:
@@ -490,6 +486,9 @@ TACTICS: tuple[Tactic, ...] = (
     FlatTactic(),
 )
 """The tactics `auto_schedule` tries, in order (the module docstring says why)."""
+
+TACTIC_NAMED: dict[str, Tactic] = {tactic.name: tactic for tactic in TACTICS}
+"""Each tactic by its name (`ScheduleResult.tactic`, a database entry's `tactic`)."""
 
 
 def row_schedule_fits(pattern: RowPattern, itemsize: int, target: TargetInfo) -> bool:
