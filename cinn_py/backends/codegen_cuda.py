@@ -122,7 +122,8 @@ header. Accurate forms otherwise; cuda-emu runs the accurate ones for both
 
 
 def _nan_clamp(node: e.Select) -> str | None:
-    """`cinn_max_nan` for `a < c ? c : a`, `cinn_min_nan` for `a > c ? c : a`, where c
+    """`cinn_max_nan` for `a <= c ? c : a` (or `<`), `cinn_min_nan` for `a >= c ? c : a`
+    (or `>`), where c
     is a float32 constant other than NaN and +-0 and the select scalar; else None. The
     two agree for every a: a NaN gives NaN (the select keeps a, the helper a NaN: NaN
     payloads are not compared), a == c gives c either way, and c nonzero leaves no sign
@@ -132,13 +133,13 @@ def _nan_clamp(node: e.Select) -> str | None:
         return None
     if not isinstance(bound, e.FloatImm) or np.isnan(bound.value) or bound.value == 0:
         return None
-    if not isinstance(cond, (e.LT, e.GT)) or not isinstance(cond.b, e.FloatImm):
+    if not isinstance(cond, (e.LT, e.LE, e.GT, e.GE)) or not isinstance(cond.b, e.FloatImm):
         return None
     if cond.b.value != bound.value:
         return None
     if cond.a is not value and not structural_equal(cond.a, value):
         return None
-    return "cinn_max_nan" if isinstance(cond, e.LT) else "cinn_min_nan"
+    return "cinn_max_nan" if isinstance(cond, (e.LT, e.LE)) else "cinn_min_nan"
 
 
 class CudaRenderer(CRenderer):
@@ -280,8 +281,8 @@ class CudaRenderer(CRenderer):
         return super().combine(node, acc, value)
 
     def visit_Select(self, node: e.Select) -> str:
-        """A clamp at a float32 constant, `a < c ? c : a` (the lowering's NaN-keeping
-        `maximum` with a constant: softmax's floor at -64) or `a > c ? c : a`, as
+        """A clamp at a float32 constant, `a <= c ? c : a` (the lowering's NaN-keeping
+        `maximum` with a constant: softmax's floor at -64) or `a >= c ? c : a`, as
         `cinn_max_nan(a, c)` / `cinn_min_nan(a, c)`: one `max.NaN.f32` on sm_80+ instead
         of a compare, a constant and a select, and `a` written once."""
         helper = _nan_clamp(node)

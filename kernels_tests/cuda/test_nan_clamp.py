@@ -1,6 +1,6 @@
-"""A clamp at a float32 constant (`a < c ? c : a`, the lowering's NaN-keeping maximum
+"""A clamp at a float32 constant (`a <= c ? c : a`, the lowering's NaN-keeping maximum
 with a constant: softmax's floor at -64) renders as `cinn_max_nan(a, c)`, one
-`max.NaN.f32` on sm_80+; `a > c ? c : a` as `cinn_min_nan`. Only where the two agree for
+`max.NaN.f32` on sm_80+; `a >= c ? c : a` as `cinn_min_nan`. Only where the two agree for
 every a: float32, scalar, c neither NaN nor +-0, the compare against c itself."""
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ def _var(dtype: DataType = F32) -> e.Var:
 @pytest.mark.parametrize(
     ("make", "helper"),
     [
+        (lambda a, c: e.Select(e.LE(a, c), c, a), "cinn_max_nan"),  # `nan_max`'s form
+        (lambda a, c: e.Select(e.GE(a, c), c, a), "cinn_min_nan"),
         (lambda a, c: e.Select(e.LT(a, c), c, a), "cinn_max_nan"),
         (lambda a, c: e.Select(e.GT(a, c), c, a), "cinn_min_nan"),
         (lambda a, c: e.Select(e.GT(a, c), a, c), None),  # a max, but not this form
         (lambda a, c: e.Select(e.LT(a, e.FloatImm(1.0, F32)), c, a), None),  # other constant
-        (lambda a, c: e.Select(e.LE(a, c), c, a), None),
+        (lambda a, c: e.Select(e.NE(a, c), c, a), None),
     ],
 )
 def test_which_selects_are_clamps(make, helper):

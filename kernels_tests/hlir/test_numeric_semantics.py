@@ -464,3 +464,38 @@ def test_layer_norm_statistics_of_an_empty_batch_keep_their_leading_dims(batch):
     assert [g.shape for g in got] == [w.shape for w in want] == shapes
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("op", "operands"),
+    [
+        ("pd_op.relu6", 1),  # relu6(-0.0) = +0.0: its rsqrt is +inf, not -inf
+        ("pd_op.clip", 1),
+        ("pd_op.maximum", 2),  # NumPy: b where a == b, so maximum(-0.0, +0.0) = +0.0
+        ("pd_op.minimum", 2),  # and minimum(+0.0, -0.0) = -0.0
+    ],
+)
+def test_max_and_min_give_numpys_zero_where_the_operands_tie(op, operands):
+    """A fuzzer finding (elementwise, `relu6` then `rsqrt` of -0.0 gave -inf where the
+    reference gives +inf): the NaN-keeping max / min kept a at a tie; NumPy (and
+    Paddle's `b < a ? a : b`) give b."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=[6], dtype=DataType.FLOAT32)
+    if operands == 2:
+        y = b.op("pd_op.data", name="y", shape=[6], dtype=DataType.FLOAT32)
+        out = b.op(op, x, y)
+    elif op == "pd_op.clip":
+        low = b.op("pd_op.full", shape=[1], value=0.0, dtype=DataType.FLOAT32)
+        high = b.op("pd_op.full", shape=[1], value=6.0, dtype=DataType.FLOAT32)
+        out = b.op(op, x, low, high)
+    else:
+        out = b.op(op, x)
+    b.op("pd_op.rsqrt", out)  # the sign of a zero made visible: +-inf
+    feeds = {"x": np.array([-0.0, 0.0, -0.0, 0.0, np.nan, 1.0], np.float32)}
+    if operands == 2:
+        feeds["y"] = np.array([0.0, -0.0, -0.0, 0.0, 1.0, np.nan], np.float32)
+    want = run_reference(program, feeds)
+    got = list(cinn_py.compile(program, "cuda-emu").run(feeds).values())
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)  # NaN where NaN, +inf where +inf

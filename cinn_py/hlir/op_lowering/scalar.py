@@ -11,7 +11,8 @@ operands `convert`ed to the compute type, the op's expression, the result
 own, so the code generator needs no half-precision arithmetic.
 
 Min/Max nodes are `a < b ? a : b` (no NaN rule); NumPy's maximum and minimum return
-NaN when either side is NaN, so `nan_max` / `nan_min` build that from Select.
+NaN when either side is NaN, and b where the two compare equal (maximum(-0.0, 0.0) is
++0.0), so `nan_max` / `nan_min` build that from Select.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from cinn_py.ir.expr import (
-    GT,
-    LT,
+    GE,
+    LE,
     NE,
     Call,
     CallType,
@@ -144,18 +145,19 @@ def _is_number(x: Expr) -> bool:
 
 
 def nan_max(a: Expr, b: Expr) -> Expr:
-    """NumPy's `maximum(a, b)`: NaN if either is NaN."""
+    """NumPy's `maximum(a, b)`: NaN if either is NaN, b where they compare equal (the
+    sign of a zero: relu6(-0.0) is +0.0, as Paddle's and NumPy's)."""
     if not a.dtype.is_float:
         return Max(a, b)
     if isinstance(b, FloatImm) and _is_number(b):
-        return Select(LT(a, b), b, a)
-    return Select(Or(LT(a, b), is_nan(b)), b, a)
+        return Select(LE(a, b), b, a)
+    return Select(Or(LE(a, b), is_nan(b)), b, a)
 
 
 def nan_min(a: Expr, b: Expr) -> Expr:
-    """NumPy's `minimum(a, b)`: NaN if either is NaN."""
+    """NumPy's `minimum(a, b)`: NaN if either is NaN, b where they compare equal."""
     if not a.dtype.is_float:
         return Min(a, b)
     if isinstance(b, FloatImm) and _is_number(b):
-        return Select(GT(a, b), b, a)
-    return Select(Or(GT(a, b), is_nan(b)), b, a)
+        return Select(GE(a, b), b, a)
+    return Select(Or(GE(a, b), is_nan(b)), b, a)

@@ -132,7 +132,7 @@ NORMALIZE_V4 = """\
                   read_buffers(var_0_local[var_0_local_d0(0:2), var_0_local_d1(0:1), var_0_local_d2(0:32), var_0_local_d3(0:4)], var_2_tmp[i0_1(0:2), var_2_tmp_d1(0:1)])
                   write_buffers(var_6_tmp_local[var_6_tmp_local_d0(0:2), var_6_tmp_local_d1(0:1), var_6_tmp_local_d2(0:32), var_6_tmp_local_d3(0:4)])
                   attrs(computed_once:1)
-                  var_6_tmp_local[i0_1, i_3_0, i_3_1, i_3_2] = exp(select(((var_0_local[i0_1, i_3_0, i_3_1, i_3_2] - var_2_tmp[i0_1, 0]) < -64.0000000f), -64.0000000f, (var_0_local[i0_1, i_3_0, i_3_1, i_3_2] - var_2_tmp[i0_1, 0])))
+                  var_6_tmp_local[i0_1, i_3_0, i_3_1, i_3_2] = exp(select(((var_0_local[i0_1, i_3_0, i_3_1, i_3_2] - var_2_tmp[i0_1, 0]) <= -64.0000000f), -64.0000000f, (var_0_local[i0_1, i_3_0, i_3_1, i_3_2] - var_2_tmp[i0_1, 0])))
 """  # noqa: E501
 
 
