@@ -193,3 +193,43 @@ def test_a_wrong_cinn_py_output_fails_its_row(monkeypatch, capsys):
     assert code == 1
     assert "| softmax_f32_4x33 | 0.00106 | **FAILED**: wrong: max abs error" in captured.out
     assert "ERROR: softmax_f32_4x33: cinn_py: wrong" in captured.err
+
+
+def test_device_runner_records_many_runs_into_one_graph():
+    """`device_runner` (the bench's `device ms`, the tuner's samples) over the stand-in
+    driver: one graph launch runs the program `runs` times; a program that cannot be
+    recorded (cuda-emu) gives None."""
+    from cinn_py.backends import stand_in_driver
+    from kernels_tests.tool_modules import load_tool
+
+    bench_host = load_tool("bench_host")
+    with stand_in_driver.installed(stand_in_driver.StandInDriver()) as fake:
+        runtime, scope = bench_host.build(2)
+        runtime.scope = scope
+        launch, runs = bench.device_runner(runtime, lambda: None)
+        assert 1 <= runs <= bench.MAX_GRAPH_RUNS
+        fake.calls.clear()
+        before = fake.launch_count
+        launch()
+        assert fake.calls.count("cuGraphLaunch") == 1 and "cuLaunchKernel" not in fake.calls
+        assert fake.launch_count - before == 2 * runs
+    exe = bench.compile_case(bench.CASES["softmax_f32_4096x4096"].at((3, 7)), "cuda-emu")
+    exe.run({"x": np.ones((3, 7), np.float32)})
+    assert bench.device_runner(exe.runtime_program, lambda: None) is None
+
+
+def test_the_device_table_sets_execute_against_the_graph():
+    result = {
+        "case": "softmax_f16_4096x4096",
+        "bytes": 67_108_864,
+        "cinn_py_s": 20e-6,
+        "cinn_py_device_s": 16e-6,
+        "device_graph_runs": 125,
+    }
+    text = bench.report([result], copy_bw=4.2e12, device="NVIDIA H200", versions={})
+    assert "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy |" in text
+    assert "| softmax_f16_4096x4096 | 0.02 | 0.016 (125 runs) | 99.9% | 1.25x |" in text
+    failed = {**result, "cinn_py_device_error": "the program cannot be recorded"}
+    del failed["cinn_py_device_s"]
+    row = bench.device_row(failed, 4.2e12)
+    assert "n/a (the program cannot be recorded)" in row

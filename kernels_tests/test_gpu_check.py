@@ -18,8 +18,8 @@ from cinn_py.backends import cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tools", "gpu_check.sh")
-STEPS = ["setup", "device", "tiny", "tests", "bench", "e2e", "torch_compile", "ncu"]
-GPU_STEPS = ["tests", "bench", "e2e", "torch_compile", "ncu"]
+STEPS = ["setup", "device", "tiny", "tests", "bench", "e2e", "torch_compile", "tune", "ncu"]
+GPU_STEPS = ["tests", "bench", "e2e", "torch_compile", "tune", "ncu"]
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bash") is None or shutil.which("timeout") is None,

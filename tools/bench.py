@@ -742,6 +742,29 @@ class CudaBackend:
 Backend = HostBackend | CudaBackend
 
 
+DEVICE_GRAPH_SECONDS = 2e-3
+"""About how long one launch of `device_runner`'s graph runs: long enough that the
+launch's host cost (microseconds) is lost in it."""
+MAX_GRAPH_RUNS = 1000
+
+
+def device_runner(
+    runtime: Any, synchronize: Callable[[], None]
+) -> tuple[Callable[[], None], int] | None:
+    """A function launching the program `runs` times over in one CUDA graph
+    (`RuntimeProgram.repeated_graph`), and `runs`: a timed launch divided by `runs` is
+    the device's time per run alone, without the host's (`cinn_py device ms`; the
+    tuner's samples). `runs` fills about DEVICE_GRAPH_SECONDS. None where the program
+    cannot be recorded (a library call that synchronises; a target without graphs)."""
+    try:
+        probe = runtime.repeated_graph(1)
+    except cinn_py.CinnError:
+        return None
+    once = _estimate(probe, synchronize)  # an upper bound: the launch's host cost too
+    runs = max(1, min(MAX_GRAPH_RUNS, round(DEVICE_GRAPH_SECONDS / max(once, 1e-7))))
+    return runtime.repeated_graph(runs), runs
+
+
 def _estimate(fn: Callable[[], Any], synchronize: Callable[[], None]) -> float:
     """Seconds one call of `fn` takes, by the wall clock, after a first call (which
     compiles, fills caches) unless that first call alone took over a second."""
@@ -1012,17 +1035,22 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
             if key == "cinn_py":
                 traceback.print_exc()
 
+    compiled_runtime: list[Any] = []
+
     def cinn() -> tuple[Callable[[], Any], Any]:
         exe = compile_case(case, backend.target)
         result["groups"] = describe_groups(exe)
         result["compile_stages_s"] = exe.timings
         output = backend.run_compiled(exe, feeds, params)
         runtime = exe.runtime_program
+        compiled_runtime.append(runtime)
         return (lambda: runtime.execute(runtime.scope)), output
 
     measure("cinn_py", cinn)
     if "cinn_py_error" in result:
         print(f"ERROR: {case.name}: cinn_py: {result['cinn_py_error']}", file=sys.stderr)
+    elif isinstance(backend, CudaBackend):
+        time_device(result, backend, compiled_runtime[0], options)
 
     def symbolic() -> tuple[Callable[[], Any], Any]:
         exe = compile_dynamic(case, backend.target)
@@ -1075,6 +1103,35 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
 
     measure("cupy", cupy)
     return result
+
+
+def time_device(result: dict[str, Any], backend: Backend, runtime: Any, options: Options) -> None:
+    """`cinn_py_device_s`: the device's time per run alone (`device_runner`), beside
+    `cinn_py_s` (`execute()` from Python, launches queued ten at a time): where they
+    differ, the host's launch path, not the kernel, set the bench's figure."""
+    try:
+        graphed = device_runner(runtime, backend.synchronize)
+        if graphed is None:
+            result["cinn_py_device_error"] = "the program cannot be recorded into a CUDA graph"
+            return
+        launch, runs = graphed
+        seconds, _ = backend.time(launch, options.repeat, options.budget)
+        result["cinn_py_device_s"] = seconds / runs
+        result["device_graph_runs"] = runs
+    except Exception as error:
+        result["cinn_py_device_error"] = _short(error)
+
+
+def device_row(result: dict[str, Any], copy_bw: float) -> str:
+    """execute() against the device alone (a CUDA graph of many runs), same run."""
+    device = result.get("cinn_py_device_s")
+    if device is None or "cinn_py_s" not in result:
+        return f"| {result['case']} | {_cell(result, 'cinn_py')} | {_cell(result, 'cinn_py_device')} | | |"
+    runs = result["device_graph_runs"]
+    return (
+        f"| {result['case']} | {_ms(result['cinn_py_s'])} | {_ms(device)} ({runs} runs) | "
+        f"{result['bytes'] / device / copy_bw:.1%} | {result['cinn_py_s'] / device:.2f}x |"
+    )
 
 
 def _cell(result: dict[str, Any], key: str) -> str:
@@ -1174,6 +1231,17 @@ def report(
         *(baseline_row(r, copy_bw) for r in results),
         "",
     ]
+    device = [r for r in results if "cinn_py_device_s" in r or "cinn_py_device_error" in r]
+    if device:
+        lines += [
+            "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy | execute / device |",
+            "| --- " * 5 + "|",
+            *(device_row(r, copy_bw) for r in device),
+            "",
+            "(device: the program recorded many runs over into one CUDA graph, the graph's time "
+            "divided by the runs: the kernels alone, without the host's launch path)",
+            "",
+        ]
     fast = [r for r in results if "cinn_py_fast_math_s" in r or "cinn_py_fast_math_error" in r]
     if fast:
         lines += [

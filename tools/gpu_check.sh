@@ -29,14 +29,19 @@
 #                  torch.compile; its markdown goes to bench.md after the bench's, its
 #                  JSON into bench.json as the key "e2e"
 #   torch_compile  tools/bench.py with torch.compile on three cases only
+#   tune           tools/tune.py --time 3 on the row reductions at [4096, 4096] (softmax,
+#                  layer_norm, rms_norm; float32 and float16): candidates timed on the
+#                  device alone, interleaved; its output goes to bench.md, the database
+#                  it would write into bench.json as the key "tune" (schedules/ is
+#                  updated here, by hand, from what it says)
 #   ncu            Nsight Compute on four kernels (softmax f16, layer_norm f32,
 #                  transpose f16, reduce_sum over all): SpeedOfLight, memory workload,
 #                  launch statistics and occupancy, as CSV
 #
 # What comes back from $OUT (the device tool returns at most 8 files): summary.txt (each
 # step's status, exit code, seconds taken and seconds it was given, then the device's name and versions, then
-# the end of each failed step's log), tiny.txt, tests.txt, bench.md (bench, then e2e),
-# bench.json (e2e's under "e2e"), torch_compile.md, ncu.csv, ncu.txt. Outside a device
+# the end of each failed step's log), tiny.txt, tests.txt, bench.md (bench, e2e, tune),
+# bench.json (e2e's under "e2e", tune's under "tune"), torch_compile.md, ncu.csv, ncu.txt. Outside a device
 # call $OUT defaults to ./gpu_out.
 #
 # Time: each step may run for its own limit (STEPS below) plus whatever the steps
@@ -56,12 +61,15 @@ cd "$(dirname "$0")/.." || exit 2
 # name:seconds, in order: each step's own time limit (kernels_tests/test_gpu_check.py checks
 # the sum).
 # Each step also gets a KILL_GRACE, so sum(seconds) + 8 * KILL_GRACE <= TOTAL_LIMIT.
-STEPS=(setup:15 device:20 tiny:25 tests:120 bench:95 e2e:90 torch_compile:40 ncu:40)
+STEPS=(setup:15 device:20 tiny:25 tests:90 bench:80 e2e:70 torch_compile:40 tune:60 ncu:40)
 TOTAL_LIMIT=470 # 7 min 50 s; the device call's own timeout_s: 540
 KILL_GRACE=3    # seconds between a step's TERM and its KILL
 
 # The three torch.compile cases and the four ncu cases (tools/bench.py case names).
 TORCH_COMPILE_CASES="softmax_f16_4096x4096,layer_norm_f32_4096x4096,reduce_sum_rows_f32_8192x8192"
+# What the tune step tunes (tools/tune.py --cases / --shapes): the rows below 90% of copy.
+TUNE_CASES="softmax,layer_norm,rms_norm"
+TUNE_SHAPES="4096x4096"
 NCU_CASES="softmax_f16_4096x4096 layer_norm_f32_4096x4096 transpose_f16_8192x8192 reduce_sum_all_f32_8192x8192"
 NCU_KERNELS='regex:^fn_' # cinn_py names its kernels fn_<group>
 NCU_SECTIONS="SpeedOfLight MemoryWorkloadAnalysis LaunchStats Occupancy"
@@ -321,6 +329,38 @@ step_torch_compile() {
         --budget 0.5 --json "$WORK/torch_compile.json" 2>"$WORK/torch_compile.err"
 }
 
+step_tune() {
+    need_gpu tune
+    local left status=0
+    # Ends (KILL included) before the step's own timeout, so that what it found is still
+    # merged into bench.json.
+    left=$((STEP_DEADLINE - 8 - $(date +%s)))
+    echo
+    echo "## tune: tools/tune.py --cases $TUNE_CASES --shapes $TUNE_SHAPES --time 3 (limit ${left} s)"
+    timeout -k 3 "$left" "$PY" tools/tune.py --cases "$TUNE_CASES" --shapes "$TUNE_SHAPES" \
+        --time 3 --out "$WORK/tune.json" || status=$?
+    "$PY" - "$WORK/tune.json" "$OUT/bench.json" <<'EOF' || status=1
+import json, os, sys
+
+source, merged = sys.argv[1:]
+if not os.path.exists(source):
+    sys.exit("tune: no database written")
+data = {}
+try:
+    with open(merged, encoding="utf-8") as f:
+        data = json.load(f)
+except (OSError, ValueError) as error:
+    data = {"bench_json": f"unreadable ({error})"} if os.path.exists(merged) else {}
+with open(source, encoding="utf-8") as f:
+    data["tune"] = json.load(f)
+with open(merged + ".tmp", "w", encoding="utf-8") as f:
+    json.dump(data, f, indent=2)
+os.replace(merged + ".tmp", merged)
+print(f"tune: {len(data['tune']['entries'])} entries merged into bench.json as 'tune'")
+EOF
+    return "$status"
+}
+
 step_ncu() {
     [[ -n "$NCU" ]] || skip ncu "ncu not found (not on PATH, nor in /opt/nvidia/nsight-compute or /usr/local/cuda/bin)"
     need_gpu ncu
@@ -377,7 +417,7 @@ EOF
 }
 
 export -f skip need_gpu step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
-    step_ncu
+    step_tune step_ncu
 
 # ---- the runner ---------------------------------------------------------------------
 
@@ -390,7 +430,7 @@ PY="${PYTHON:-python3}"
 export OUT WORK PY PYTHONUNBUFFERED=1
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export CINN_PY_CACHE_DIR="${CINN_PY_CACHE_DIR:-/tmp/gpu_check_kernel_cache}"
-export TORCH_COMPILE_CASES NCU_CASES NCU_KERNELS NCU_SECTIONS
+export TORCH_COMPILE_CASES TUNE_CASES TUNE_SHAPES NCU_CASES NCU_KERNELS NCU_SECTIONS
 
 NCU="$(command -v ncu 2>/dev/null || true)"
 for f in /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu; do
@@ -431,11 +471,12 @@ else
 fi
 
 declare -A OFFSET=()
-# The logs a step of this run has begun: setup and device share one, bench and e2e
-# another (the device tool brings back 8 files at most).
+# The logs a step of this run has begun: setup and device share one, bench, e2e and
+# tune another (the device tool brings back 8 files at most).
 declare -A STARTED=()
 declare -A LOG=([setup]=device.txt [device]=device.txt [tiny]=tiny.txt [tests]=tests.txt
-    [bench]=bench.md [e2e]=bench.md [torch_compile]=torch_compile.md [ncu]=ncu.txt)
+    [bench]=bench.md [e2e]=bench.md [torch_compile]=torch_compile.md [tune]=bench.md
+    [ncu]=ncu.txt)
 # Last run's files go (a device call's $OUT starts empty; ./gpu_out may not).
 rm -f "$OUT"/{summary.txt,device.txt,tiny.txt,tests.txt,bench.md,bench.json,torch_compile.md,ncu.csv,ncu.txt}
 START=$(date +%s)

@@ -198,6 +198,11 @@ def compile_ptx(
 
 
 PTXAS_VERBOSE = "--ptxas-options=-v"
+NO_CACHE = "--no-cache"
+"""NVRTC 12.9 and later keep the machine code they build in the driver's compute cache
+(where a driver is installed, e.g. `~/.nv/ComputeCache`), and a build served from it runs
+no ptxas, so its log has no resource report: found on an H200, 2026-11-27, where the
+tuner's second report of one program failed. `compile_verbose` turns the cache off."""
 """Asks ptxas for its resource report (registers, spills, stack, shared memory) in the log."""
 
 
@@ -208,12 +213,19 @@ def compile_verbose(
     name: str = "kernel.cu",
 ) -> tuple[bytes, str]:
     """The CUBIN `compile` builds for `arch` and NVRTC's log with ptxas's resource report
-    in it (`PTXAS_VERBOSE` does not change the code). Never cached, since the cache keeps
-    no logs: for reports that read the machine code (`cinn_py.perf`), not for loading."""
+    in it (`PTXAS_VERBOSE` does not change the code). Never cached, neither by cinn_py
+    (its cache keeps no logs) nor by NVRTC (`NO_CACHE`): for reports that read the machine
+    code (`cinn_py.perf`), not for loading."""
     target = target_arch(arch, "cubin")
-    return _run_nvrtc(
-        source, target, build_options(target, [*options, PTXAS_VERBOSE]), name, "cubin"
-    )
+    verbose = [*options, PTXAS_VERBOSE, *_no_cache_option()]
+    return _run_nvrtc(source, target, build_options(target, verbose), name, "cubin")
+
+
+@functools.cache
+def _no_cache_option() -> tuple[str, ...]:
+    """`NO_CACHE` where this NVRTC takes it (12.9 and later; older ones have no cache)."""
+    major, minor = (int(part) for part in nvrtc_version().split("."))
+    return (NO_CACHE,) if (major, minor) >= (12, 9) else ()
 
 
 def _compile(source: str, arch: str | int, options: Sequence[str], name: str, output: str) -> bytes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -93,6 +94,9 @@ class StandInDriver:
         self.executables: dict[int, list[dict]] = {}
         """Instantiated graphs (by handle): the launches each replays."""
         self.graph_launches = 0
+        self._graph_handles = itertools.count(1)
+        """Graph and executable handles are never reused (the driver's are not while they
+        live; numbering by the count alive handed a freed one's number to a live graph)."""
 
     def _result(self, call: str, *values):
         self.calls.append(call)
@@ -178,12 +182,12 @@ class StandInDriver:
 
     def cuStreamEndCapture(self, stream):
         launches = self.capturing.pop(int(stream))
-        handle = 0x6000 + len(self.graphs) + len(self.executables) + 1
+        handle = 0x6000 + next(self._graph_handles)
         self.graphs[handle] = launches
         return self._result("cuStreamEndCapture", real_driver.CUgraph(handle))
 
     def cuGraphInstantiate(self, graph, flags):
-        handle = 0x7000 + len(self.executables) + 1
+        handle = 0x70000 + next(self._graph_handles)
         self.executables[handle] = list(self.graphs[int(graph)])
         return self._result("cuGraphInstantiate", real_driver.CUgraphExec(handle))
 

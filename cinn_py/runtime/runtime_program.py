@@ -137,6 +137,45 @@ class RuntimeProgram:
                 with module.bound(stream) as bound_handle:
                     call(bound_handle)
 
+    def repeated_graph(self, times: int, scope: Scope | None = None) -> RepeatedGraph:
+        """The whole program `times` times over, back to back, recorded into one CUDA
+        graph over `scope`'s arrays (default: the program's): a benchmark's way to time
+        the device alone. Timing `execute` from a Python loop measures the host where a
+        run's kernels take less than its host work (a few microseconds a launch), and
+        the tuner and the benchmarks time such kernels (tools/tune.py, tools/bench.py).
+
+        Every step must be capturable and every kernel in one module (a program with a
+        library call that synchronises or allocates has no such graph), on a target
+        whose modules capture graphs (`cuda`); else CinnError says which. The graph
+        keeps the arrays' addresses: rebinding or reallocating the scope's arrays (a
+        new feed shape) needs a new graph."""
+        if times < 1:
+            raise CinnError(f"RuntimeProgram.repeated_graph: times must be >= 1, not {times}")
+        scope = self._scope(scope, "repeated_graph")
+        self.bind(scope)
+        binding = self._binding
+        assert binding is not None
+        module = binding.module
+        if module is None or not hasattr(module, "capture"):
+            why = (
+                "its kernels are in more than one module, or it has none"
+                if module is None
+                else f"target {scope.target!r} does not capture CUDA graphs"
+            )
+            raise CinnError(f"RuntimeProgram.repeated_graph: {why}")
+        stuck = [
+            str(step)
+            for step in self.instructions
+            if not isinstance(step, Instruction) and not step.capturable
+        ]
+        if stuck:
+            raise CinnError(
+                "RuntimeProgram.repeated_graph: steps that cannot be captured into a CUDA "
+                f"graph: {', '.join(stuck[:3])}"
+            )
+        graph = module.capture([call for _, call, _ in binding.calls] * times)
+        return RepeatedGraph(module, graph, times)
+
     @property
     def graph_count(self) -> int:
         """How many CUDA graphs the latest binding captured (0 without graphs)."""
@@ -181,6 +220,21 @@ class RuntimeProgram:
     def storage_of(self, value: Value) -> Storage | None:
         """The variable(s) a value of `program` is in, None if it lives inside a kernel."""
         return None if self.storage is None else self.storage.get(value)
+
+
+@dataclass(frozen=True)
+class RepeatedGraph:
+    """`RuntimeProgram.repeated_graph`'s result: calling it (with a stream: CuPy's,
+    torch's, a handle; None is CuPy's current one) launches the graph once, which runs
+    the program `times` times."""
+
+    module: Any
+    graph: Any
+    times: int
+
+    def __call__(self, stream: Any = None) -> None:
+        with self.module.bound(stream) as handle:
+            self.graph(handle)
 
 
 @dataclass

@@ -50,3 +50,22 @@ def test_compile_verbose_gives_the_cubin_and_ptxas_report():
     assert resources.spills == 0 and resources.stack == 0
     assert resources.static_shared == 128 * 4 and resources.barriers == 1
     assert 1 <= resources.registers <= 32
+
+
+def test_compile_verbose_asks_nvrtc_not_to_serve_a_cached_build(monkeypatch):
+    """NVRTC 12.9+ may serve a repeated build from the driver's compute cache, with no
+    ptxas report in the log (an H200, 2026-11-27): compile_verbose passes --no-cache."""
+    seen: list[list[str]] = []
+    real = nvrtc._run_nvrtc
+
+    def spy(source, target, options, name, output):
+        seen.append(list(options))
+        return real(source, target, options, name, output)
+
+    monkeypatch.setattr(nvrtc, "_run_nvrtc", spy)
+    for _ in range(2):  # the same source twice: each build's log has the report
+        _, log = nvrtc.compile_verbose(SOURCE, "sm_90", name="scale.cu")
+        assert parse_ptxas_log(log)["scale"].barriers == 1
+    major, minor = (int(part) for part in nvrtc.nvrtc_version().split("."))
+    assert all((nvrtc.NO_CACHE in options) == ((major, minor) >= (12, 9)) for options in seen)
+    assert all(nvrtc.PTXAS_VERBOSE in options for options in seen) and len(seen) == 2

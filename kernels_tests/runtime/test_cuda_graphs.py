@@ -247,3 +247,45 @@ def test_graph_replay_host_cost_is_reported_by_bench_host():
     assert figures["us_per_graph_replay"] > 0
     assert figures["graph_replay_kernels"] == 20
     assert NUMPY  # the packed-launch tests' oracle, shared
+
+
+# ---- RuntimeProgram.repeated_graph: the program N times in one graph (for timing) ------
+
+
+def test_repeated_graph_replays_the_whole_program_times_over(fake):
+    runtime, scope = bench_host.build(3)  # three kernels, graphs off for execute
+    unpacked = _unpacked(fake, runtime, scope)
+    assert len(unpacked) == 3
+    repeated = runtime.repeated_graph(4, scope)
+    assert repeated.times == 4
+    fake.calls.clear()
+    fake.launches.clear()
+    repeated(0x4242)
+    assert fake.calls.count("cuGraphLaunch") == 1 and "cuLaunchKernel" not in fake.calls
+    assert [_launch(launch) for launch in fake.launches] == unpacked * 4
+    assert {launch["stream"] for launch in fake.launches} == {0x4242}
+    repeated()  # again, on CuPy's current stream: no new capture
+    assert fake.calls.count("cuStreamBeginCapture") == 0
+    assert len(fake.launches) == 24
+
+
+def test_repeated_graph_of_a_single_kernel_program(fake):
+    runtime, scope = bench_host.build(1)
+    runtime.cuda_graph = True  # a single launch is never graphed by execute
+    runtime.execute(scope)
+    assert runtime.graph_count == 0
+    fake.launches.clear()
+    runtime.repeated_graph(10, scope)()
+    assert len(fake.launches) == 10 and fake.graph_launches == 1
+
+
+def test_repeated_graph_refuses_what_it_cannot_record(fake):
+    runtime, scope = _library_program(stand_in_driver.StandInCudaTarget())
+    with pytest.raises(CinnError, match=r"cannot be captured into a CUDA graph: .*cumsum"):
+        runtime.repeated_graph(2, scope)
+    runtime, scope = bench_host.build(2)
+    with pytest.raises(CinnError, match="times must be >= 1, not 0"):
+        runtime.repeated_graph(0, scope)
+    emu, emu_scope = _library_program("cuda-emu")
+    with pytest.raises(CinnError, match="does not capture CUDA graphs"):
+        emu.repeated_graph(2, emu_scope)

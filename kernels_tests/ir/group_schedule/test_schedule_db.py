@@ -249,25 +249,134 @@ def test_the_cli_schedules_with_a_database_file(tmp_path, capsys):
     assert "schedule database" in capsys.readouterr().err
 
 
-def test_the_tuner_ranks_by_the_times_where_it_has_them():
-    """The GPU path of tools/tune.py with a stand-in timer: every candidate timed (no
-    static report), the fastest against the rules' time wins."""
-    tune = load_tool("tune")
+class StandInTimer:
+    """tools/tune.py's timer interface over made-up times: `seconds(knobs, round)`."""
+
+    rounds = 5
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.prepared: list = []
+        self.sampled = 0
+        self.released = 0
+
+    def prepare(self, workload, key, knobs, arch):
+        self.prepared.append(knobs)
+
+        def sample():
+            self.sampled += 1
+            return self.seconds(knobs, self.sampled)
+
+        return sample
+
+    def release(self):
+        self.released += 1
+
+
+def _softmax_kernels(tune):
     bench = tune._bench()
     (case,) = tune.workloads(bench, ["softmax"], ["float32"], [(7, 1000)])
     kernels = tune.kernels_of(case, "sm_90")
     (kernel,) = kernels
     assert kernel.key == ROW_KEY and kernel.rule["threads_per_row"] == 64
+    return kernels
+
+
+def test_the_tuner_ranks_by_the_times_where_it_has_them():
+    """The GPU path of tools/tune.py with a stand-in timer: every candidate timed (no
+    static report) but the rules' own setting, the fastest against the rules' wins."""
+    tune = load_tool("tune")
+    kernels = _softmax_kernels(tune)
     fastest = {"threads_per_row": 128, "rows_per_block": 1}
-    timed = []
+    timer = StandInTimer(
+        lambda knobs, n: 1.0 if knobs is None else 0.5 if knobs == fastest else 2.0
+    )
+    lines = []
+    rules, best, trials = tune.tune_key(
+        ROW_KEY, kernels, "sm_90", timer, keep=3, say=lines.append, static=False
+    )
+    assert best.knobs == fastest and best.timed_score(rules) == 0.5
+    (own,) = [t for t in trials if t.same_as_rules]
+    assert own.knobs == {"threads_per_row": 64, "rows_per_block": 1} and not own.seconds
+    assert any(
+        "threads_per_row=64, rows_per_block=1" in line and "the rules' own setting" in line
+        for line in lines
+    )
+    candidates = len(kernels[0].candidates)
+    assert timer.prepared[0] is None  # the rules first, then the others in ranked order
+    others = sorted(str(t.knobs) for t in trials if not t.same_as_rules)
+    assert sorted(str(knobs) for knobs in timer.prepared[1:]) == others
+    assert len(timer.prepared) == candidates  # the rules once, every other candidate once
+    assert timer.sampled == timer.rounds * candidates and timer.released == 1
+    assert rules.seconds == [1.0]
 
-    def timer(workload, key, knobs, arch):
-        timed.append(knobs)
-        return 1.0 if knobs is None else 0.5 if knobs == fastest else 2.0
 
+def test_the_tuner_interleaves_its_samples_so_a_drift_falls_on_every_trial():
+    """A device that gets faster as it warms up: timed one trial after another, the first
+    (the rules') would look slowest; sampled in rounds, equal settings tie."""
+    tune = load_tool("tune")
+    kernels = _softmax_kernels(tune)
+    timer = StandInTimer(lambda knobs, n: 1.0 + 10.0 / n)  # every setting the same speed
     rules, best, trials = tune.tune_key(
         ROW_KEY, kernels, "sm_90", timer, keep=3, say=lambda line: None, static=False
     )
-    assert best.knobs == fastest and best.timed_score(rules) == 0.5
-    assert len(timed) == 1 + len(kernel.candidates)  # the rules', then every candidate
-    assert rules.seconds == [1.0]
+    timed = [t for t in trials if t.seconds]
+    scores = [t.timed_score(rules) for t in timed]
+    assert 0.85 < min(scores) and max(scores) < 1.15, scores  # sequentially: 0.52 and less
+    assert all(t.seconds for t in timed)
+
+
+def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
+    """tools/tune.py's GpuTimer against the stand-in driver (no GPU): each trial compiled
+    with its database entry, its inputs made once per workload, and a sample is one
+    timed launch of a graph of many runs, divided by the runs."""
+    from cinn_py.backends import stand_in_driver
+
+    monkeypatch.setenv("CINN_PY_CACHE_DIR", str(tmp_path))
+    tune = load_tool("tune")
+    bench = tune._bench()
+    kernels = _softmax_kernels(tune)
+    timed = []
+
+    class Backend:  # the CudaBackend's interface over the host: each sample 2 ms
+        def __init__(self, xp):
+            pass
+
+        def device_name(self):
+            return "stand-in"
+
+        def synchronize(self):
+            pass
+
+        def run_compiled(self, exe, feeds, params):
+            return exe.run(feeds, params=params or None)
+
+        def time(self, fn, repeat, budget):
+            fn()
+            timed.append(fn)
+            return 2e-3, 1
+
+        def free(self, torch):
+            timed.append("free")
+
+    monkeypatch.setattr(bench, "CudaBackend", Backend)
+    with stand_in_driver.installed(stand_in_driver.StandInDriver()) as fake:
+        timer = tune.GpuTimer(bench, np, repeat=3, budget=0.1)
+        timer.target = stand_in_driver.StandInCudaTarget()
+        fastest = {"threads_per_row": 128, "rows_per_block": 1}
+        sample = timer.prepare(kernels[0].workload, ROW_KEY, fastest, "sm_90")
+        rules_sample = timer.prepare(kernels[0].workload, ROW_KEY, None, "sm_90")
+        assert len(timer._inputs) == 1 and len(timer._kept) == 2  # one workload's inputs
+        graphs_before = fake.graph_launches
+        fake.launches.clear()
+        seconds = sample()
+        assert fake.graph_launches == graphs_before + 1
+        runs = round(2e-3 / seconds)
+        assert 1 <= runs <= bench.MAX_GRAPH_RUNS
+        tuned_blocks = {tuple(launch["block"]) for launch in fake.launches}
+        fake.launches.clear()
+        rules_sample()
+        rules_blocks = {tuple(launch["block"]) for launch in fake.launches}
+        timer.release()
+    assert timed[-1] == "free" and not timer._kept and not timer._inputs
+    assert tuned_blocks == {(128, 1, 1)} and rules_blocks == {(64, 1, 1)}
