@@ -116,6 +116,28 @@ def one_pass_layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.
     return rescaled.reshape(x.shape), mean, one_pass.reshape(variance.shape)
 
 
+def float32_rms_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
+    """rms_norm with the mean of squares accumulated in float32 and the inverse root in
+    float32, as the compiled kernels compute it, where the reference accumulates in
+    float64. An output the reference puts exactly on a value (0.5 of a row of halves,
+    which the nudge never moves) can be a rounding off it compiled; a negative base
+    raised to it is a number in one and NaN in the other (`pow(x3, pow(x2,
+    rms_norm(x0)))`, a fuzzer case of 2026-11-27). Float64 inputs as the reference."""
+    out, invvar = REFERENCE_KERNELS["pd_op.rms_norm"](ctx)
+    x = ctx.tensor(0)
+    if x.dtype.kind != "f" or x.dtype.itemsize > 4 or x.size == 0:
+        return out, invvar
+    begin = x.ndim - len(ctx.attr("normalized_shape"))
+    rows = x.astype(np.float32).reshape(int(np.prod(x.shape[:begin])), -1)
+    with np.errstate(all="ignore"):
+        mean_square = (rows * rows).mean(axis=1, dtype=np.float32)
+        inverse = np.float32(1) / np.sqrt(mean_square + np.float32(ctx.attr("epsilon")))
+        ratio = inverse.astype(np.float64) / invvar.reshape(-1)
+    ratio = np.where(np.isfinite(ratio), ratio, 1.0)  # a row the reference has as 0 or inf
+    rescaled = out.reshape(rows.shape) * ratio[:, None]
+    return rescaled.reshape(x.shape), inverse.astype(np.float64).reshape(invvar.shape)
+
+
 def one_pass_statistics(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's mean and variance as the compiled group_norm / instance_norm compute
     them by design (float32, E[x^2] - E[x]^2 clamped at 0, as layer_norm's)."""
@@ -158,6 +180,7 @@ def float32_accumulation(
 REFERENCE_KERNELS = {op.name: op.kernel for op in registered_ops() if op.kernel is not None}
 NUMERICS_VARIANTS = {
     "pd_op.layer_norm": one_pass_layer_norm,
+    "pd_op.rms_norm": float32_rms_norm,
     "pd_op.group_norm": group_norm_with(one_pass_statistics),
     "pd_op.instance_norm": instance_norm_with(one_pass_statistics),
     "pd_op.sum": float32_accumulation("pd_op.sum", _float32_sum),
@@ -165,9 +188,9 @@ NUMERICS_VARIANTS = {
 }
 """Reference kernels with the numerics the compiler documents instead of the
 reference's (float64 accumulation, two-pass variance): float32 sums and means (what the
-compiled kernels accumulate in), layer_norm's one-pass variance. How far they move an
-output widens its tolerance like the nudge does: a float32 sum of 129000 terms that
-cancel to ~1e-4 is off by ~5e-5."""
+compiled kernels accumulate in), layer_norm's one-pass variance, rms_norm's float32
+mean of squares. How far they move an output widens its tolerance like the nudge does:
+a float32 sum of 129000 terms that cancel to ~1e-4 is off by ~5e-5."""
 CHILD_TIMEOUT = 300
 """Seconds a forked compile-and-run may take before it counts as a hang."""
 

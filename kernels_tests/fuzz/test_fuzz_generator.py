@@ -233,6 +233,36 @@ def test_layer_norm_is_judged_with_its_documented_one_pass_variance(
         check_case(case)
 
 
+def test_rms_norm_is_judged_with_its_documented_float32_mean_of_squares() -> None:
+    """The oracle's rms_norm variant computes as the compiled kernels do (float32 mean
+    of squares, float32 inverse root): its outputs are the float32 computation's, which
+    differ from the float64-accumulating reference's in the last place on some rows."""
+
+    def build(b, data):
+        x = b.op(
+            "pd_op.scale", data((33, 1000)), b.op("pd_op.full", shape=[1], value=3.0), bias=2.0
+        )
+        out, invvar = b.op("pd_op.rms_norm", x, None, normalized_shape=[1000], epsilon=1e-5)
+        b.op("pd_op.fetch", out, name="out0", col=0)
+        b.op("pd_op.fetch", invvar, name="out1", col=1)
+        b.op("pd_op.fetch", x, name="out2", col=2)
+
+    case = _case(build, family="norm")
+    program = parse_program(case.text)
+    exact = cinn_py.compile(program, "reference").run(case.feeds())
+    with op_registry.override_op("pd_op.rms_norm", kernel=fuzz_check.float32_rms_norm):
+        variant = cinn_py.compile(program, "reference").run(case.feeds())
+    out, invvar, x = "out0", "out1", "out2"
+    rows = exact[x]
+    inverse = np.float32(1) / np.sqrt(
+        (rows * rows).mean(axis=1, dtype=np.float32) + np.float32(1e-5)
+    )
+    np.testing.assert_array_equal(variant[invvar], inverse)
+    np.testing.assert_allclose(variant[out], rows * inverse[:, None], rtol=2**-23, atol=0)
+    assert not np.array_equal(variant[invvar], exact[invvar])  # float64 accumulation differs
+    assert "pd_op.rms_norm" in fuzz_check.NUMERICS_VARIANTS
+
+
 def test_nan_positions_and_exact_ints_must_match(monkeypatch: pytest.MonkeyPatch) -> None:
     def build(b, data):
         b.op("pd_op.log", data((8,)))
