@@ -224,7 +224,7 @@ def test_the_device_table_sets_execute_against_the_graph():
         "bytes": 67_108_864,
         "cinn_py_s": 20e-6,
         "cinn_py_device_s": 16e-6,
-        "device_graph_runs": 125,
+        "cinn_py_graph_runs": 125,
     }
     text = bench.report([result], copy_bw=4.2e12, device="NVIDIA H200", versions={})
     assert "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy |" in text
@@ -233,3 +233,17 @@ def test_the_device_table_sets_execute_against_the_graph():
     del failed["cinn_py_device_s"]
     row = bench.device_row(failed, 4.2e12)
     assert "n/a (the program cannot be recorded)" in row
+
+
+def test_variant_ratios_come_from_device_times_where_both_have_one():
+    result = {
+        "case": "softmax_f16_4096x4096",
+        "cinn_py_s": 21e-6,
+        "cinn_py_fast_math_s": 19.3e-6,
+        "cinn_py_symbolic_s": 22e-6,
+    }
+    assert bench.fast_math_row(result).endswith("| 0.92x |")  # execute times only
+    result.update(cinn_py_device_s=16e-6, cinn_py_fast_math_device_s=16e-6)
+    assert bench.fast_math_row(result).endswith("| 1.00x (device) |")
+    assert "| 1.05x |" in bench.symbolic_row(result)  # no device time for the variant
+    assert bench.ratio_cell({"cinn_py_s": 1.0}, "cinn_py_fast_math", empty="n/a") == "n/a"

@@ -1019,7 +1019,8 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
         key: str, setup: Callable[[], tuple[Callable[[], Any], Any]], widen: float = 1.0
     ) -> None:
         """`setup()` gives the function to time and its first output, checked first (at
-        `widen` times the case's tolerance)."""
+        `widen` times the case's tolerance). A compiled program's run (`ProgramRun`) is
+        also timed on the device alone, on a GPU (`time_device`)."""
         try:
             fn, output = setup()
             scale = case.family.tolerance_scale * widen
@@ -1030,47 +1031,40 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
             seconds, samples = backend.time(fn, options.repeat, options.budget)
             result[f"{key}_s"] = seconds
             result[f"{key}_samples"] = samples
+            if isinstance(fn, ProgramRun) and isinstance(backend, CudaBackend):
+                time_device(result, key, backend, fn.runtime, options)
         except Exception as error:
             result[f"{key}_error"] = _short(error)
             if key == "cinn_py":
                 traceback.print_exc()
-
-    compiled_runtime: list[Any] = []
 
     def cinn() -> tuple[Callable[[], Any], Any]:
         exe = compile_case(case, backend.target)
         result["groups"] = describe_groups(exe)
         result["compile_stages_s"] = exe.timings
         output = backend.run_compiled(exe, feeds, params)
-        runtime = exe.runtime_program
-        compiled_runtime.append(runtime)
-        return (lambda: runtime.execute(runtime.scope)), output
+        return ProgramRun(exe.runtime_program), output
 
     measure("cinn_py", cinn)
     if "cinn_py_error" in result:
         print(f"ERROR: {case.name}: cinn_py: {result['cinn_py_error']}", file=sys.stderr)
-    elif isinstance(backend, CudaBackend):
-        time_device(result, backend, compiled_runtime[0], options)
 
     def symbolic() -> tuple[Callable[[], Any], Any]:
         exe = compile_dynamic(case, backend.target)
         output = backend.run_compiled(exe, feeds, params)
         result["symbolic_kernels"] = symbolic_kernels(exe)
-        runtime = exe.runtime_program
-        return (lambda: runtime.execute(runtime.scope)), output
+        return ProgramRun(exe.runtime_program), output
 
     def every_dim() -> tuple[Callable[[], Any], Any]:
         exe = compile_all_dynamic(case, backend.target)
         output = backend.run_compiled(exe, feeds, params)
         result["symbolic_all_kernels"] = [k.name for k in exe.kernels]
-        runtime = exe.runtime_program
-        return (lambda: runtime.execute(runtime.scope)), output
+        return ProgramRun(exe.runtime_program), output
 
     def fast() -> tuple[Callable[[], Any], Any]:
         exe = compile_case(case, backend.target, fast_math=True)
         output = backend.run_compiled(exe, feeds, params)
-        runtime = exe.runtime_program
-        return (lambda: runtime.execute(runtime.scope)), output
+        return ProgramRun(exe.runtime_program), output
 
     if options.fast_math:
         measure("cinn_py_fast_math", fast, FAST_MATH_SCALE)
@@ -1105,21 +1099,36 @@ def run_case(case: Case, backend: Backend, torch: Any, options: Options) -> dict
     return result
 
 
-def time_device(result: dict[str, Any], backend: Backend, runtime: Any, options: Options) -> None:
-    """`cinn_py_device_s`: the device's time per run alone (`device_runner`), beside
-    `cinn_py_s` (`execute()` from Python, launches queued ten at a time): where they
-    differ, the host's launch path, not the kernel, set the bench's figure."""
+@dataclass(frozen=True)
+class ProgramRun:
+    """One `execute()` of a compiled program: what `measure` times for cinn_py, and
+    whose runtime it also times on the device alone."""
+
+    runtime: Any
+
+    def __call__(self) -> None:
+        self.runtime.execute(self.runtime.scope)
+
+
+def time_device(
+    result: dict[str, Any], key: str, backend: Backend, runtime: Any, options: Options
+) -> None:
+    """`<key>_device_s`: the device's time per run alone (`device_runner`; the runs a
+    graph holds in `<key>_graph_runs`), beside `<key>_s` (`execute()` from Python,
+    launches queued ten at a time): where they differ, the host's launch path, not the
+    kernels, set the execute figure. The variants' ratios (fast math, symbolic) are
+    taken from these where both sides have one."""
     try:
         graphed = device_runner(runtime, backend.synchronize)
         if graphed is None:
-            result["cinn_py_device_error"] = "the program cannot be recorded into a CUDA graph"
+            result[f"{key}_device_error"] = "the program cannot be recorded into a CUDA graph"
             return
         launch, runs = graphed
         seconds, _ = backend.time(launch, options.repeat, options.budget)
-        result["cinn_py_device_s"] = seconds / runs
-        result["device_graph_runs"] = runs
+        result[f"{key}_device_s"] = seconds / runs
+        result[f"{key}_graph_runs"] = runs
     except Exception as error:
-        result["cinn_py_device_error"] = _short(error)
+        result[f"{key}_device_error"] = _short(error)
 
 
 def device_row(result: dict[str, Any], copy_bw: float) -> str:
@@ -1127,7 +1136,7 @@ def device_row(result: dict[str, Any], copy_bw: float) -> str:
     device = result.get("cinn_py_device_s")
     if device is None or "cinn_py_s" not in result:
         return f"| {result['case']} | {_cell(result, 'cinn_py')} | {_cell(result, 'cinn_py_device')} | | |"
-    runs = result["device_graph_runs"]
+    runs = result["cinn_py_graph_runs"]
     return (
         f"| {result['case']} | {_ms(result['cinn_py_s'])} | {_ms(device)} ({runs} runs) | "
         f"{result['bytes'] / device / copy_bw:.1%} | {result['cinn_py_s'] / device:.2f}x |"
@@ -1168,22 +1177,27 @@ def row(result: dict[str, Any], copy_bw: float) -> str:
     )
 
 
+def ratio_cell(result: dict[str, Any], key: str, base: str = "cinn_py", empty: str = "") -> str:
+    """`key`'s time over `base`'s: of the device times where both have one (said so),
+    else of the execute times (`empty` where either is missing)."""
+    for suffix, note in (("_device_s", " (device)"), ("_s", "")):
+        if f"{key}{suffix}" in result and f"{base}{suffix}" in result:
+            return f"{result[f'{key}{suffix}'] / result[f'{base}{suffix}']:.2f}x{note}"
+    return empty
+
+
 def fast_math_row(result: dict[str, Any]) -> str:
     """The case compiled with `fast_math=True` (`--fast-math`) against the precise one,
     same run."""
     precise, fast = _cell(result, "cinn_py"), _cell(result, "cinn_py_fast_math")
-    ratio = "n/a"
-    if "cinn_py_s" in result and "cinn_py_fast_math_s" in result:
-        ratio = f"{result['cinn_py_fast_math_s'] / result['cinn_py_s']:.2f}x"
+    ratio = ratio_cell(result, "cinn_py_fast_math", empty="n/a")
     return f"| {result['case']} | {precise} | {fast} | {ratio} |"
 
 
 def symbolic_row(result: dict[str, Any]) -> str:
     """The case with -1 rows (`--symbolic`) against the static program, same run."""
     static, dynamic = _cell(result, "cinn_py"), _cell(result, "cinn_py_symbolic")
-    ratio = ""
-    if "cinn_py_s" in result and "cinn_py_symbolic_s" in result:
-        ratio = f"{result['cinn_py_symbolic_s'] / result['cinn_py_s']:.2f}x"
+    ratio = ratio_cell(result, "cinn_py_symbolic")
     kernels = result.get("symbolic_kernels")
     note = "" if kernels is None else f" ({kernels} symbolic kernel(s))"
     every, every_ratio = "n/a (parameters)", ""
@@ -1192,8 +1206,8 @@ def symbolic_row(result: dict[str, Any]) -> str:
         names = result.get("symbolic_all_kernels") or []
         if any(name.rsplit("_", 1)[-1].startswith("aligned") for name in names):
             every += " (aligned variant)"
-    if "cinn_py_s" in result and "cinn_py_symbolic_all_s" in result:
-        every_ratio = f"{result['cinn_py_symbolic_all_s'] / result['cinn_py_s']:.2f}x"
+    if "cinn_py_symbolic_all_s" in result:
+        every_ratio = ratio_cell(result, "cinn_py_symbolic_all")
     return f"| {result['case']} | {static} | {dynamic}{note} | {ratio} | {every} | {every_ratio} |"
 
 
@@ -1231,40 +1245,55 @@ def report(
         *(baseline_row(r, copy_bw) for r in results),
         "",
     ]
-    device = [r for r in results if "cinn_py_device_s" in r or "cinn_py_device_error" in r]
-    if device:
-        lines += [
-            "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy | execute / device |",
-            "| --- " * 5 + "|",
-            *(device_row(r, copy_bw) for r in device),
-            "",
-            "(device: the program recorded many runs over into one CUDA graph, the graph's time "
-            "divided by the runs: the kernels alone, without the host's launch path)",
-            "",
-        ]
-    fast = [r for r in results if "cinn_py_fast_math_s" in r or "cinn_py_fast_math_error" in r]
-    if fast:
-        lines += [
-            "| case | precise ms | fast_math ms | fast / precise |",
-            "| --- " * 4 + "|",
-            *(fast_math_row(r) for r in fast),
-            "",
-        ]
-    symbolic = [r for r in results if "cinn_py_symbolic_s" in r or "cinn_py_symbolic_error" in r]
-    if symbolic:
-        lines += [
-            "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static "
-            "| every dim -1 ms | every dim -1 / static |",
-            "| --- " * 6 + "|",
-            *(symbolic_row(r) for r in symbolic),
-            "",
-        ]
+    lines += _variant_table(
+        results,
+        "cinn_py_device",
+        "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy | execute / device |",
+        lambda r: device_row(r, copy_bw),
+        "(device: the program recorded many runs over into one CUDA graph, the graph's time "
+        "divided by the runs: the kernels alone, without the host's launch path)",
+    )
+    lines += _variant_table(
+        results,
+        "cinn_py_fast_math",
+        "| case | precise ms | fast_math ms | fast / precise |",
+        fast_math_row,
+    )
+    lines += _variant_table(
+        results,
+        "cinn_py_symbolic",
+        "| case | static ms | -1 rows ms (symbolic kernels) | symbolic / static "
+        "| every dim -1 ms | every dim -1 / static |",
+        symbolic_row,
+    )
     for r in results:
         stages = r.get("compile_stages_s") or {}
         timing = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in stages.items())
         if timing:
             lines.append(f"- {r['case']}: compile {timing}; checked against {r['checked_against']}")
     return "\n".join(lines)
+
+
+def _variant_table(
+    results: Sequence[dict[str, Any]],
+    key: str,
+    header: str,
+    row_of: Callable[[dict[str, Any]], str],
+    note: str = "",
+) -> list[str]:
+    """The lines of one optional measurement's table (the results with `<key>_s` or
+    `<key>_error`), none where no result has it."""
+    chosen = [r for r in results if f"{key}_s" in r or f"{key}_error" in r]
+    if not chosen:
+        return []
+    columns = header.count("|") - 1
+    return [
+        header,
+        "| --- " * columns + "|",
+        *map(row_of, chosen),
+        "",
+        *([note, ""] if note else []),
+    ]
 
 
 def _versions(backend: Backend, torch: Any) -> dict[str, str]:

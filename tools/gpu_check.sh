@@ -287,6 +287,28 @@ step_bench() {
     "$PY" tools/bench.py --no-torch-compile --symbolic --json "$OUT/bench.json" 2>"$WORK/bench.err"
 }
 
+merge_into_bench_json() { # merge_into_bench_json KEY SOURCE LIST: SOURCE's JSON into bench.json as KEY
+    "$PY" - "$1" "$2" "$OUT/bench.json" "$3" <<'EOF'
+import json, os, sys
+
+key, source, merged, listed = sys.argv[1:]
+if not os.path.exists(source):
+    sys.exit(f"{key}: no JSON written")
+data = {}
+try:
+    with open(merged, encoding="utf-8") as f:
+        data = json.load(f)
+except (OSError, ValueError) as error:  # no bench.json, or one cut short: this step's alone
+    data = {"bench_json": f"unreadable ({error})"} if os.path.exists(merged) else {}
+with open(source, encoding="utf-8") as f:
+    data[key] = json.load(f)
+with open(merged + ".tmp", "w", encoding="utf-8") as f:
+    json.dump(data, f, indent=2)
+os.replace(merged + ".tmp", merged)
+print(f"{key}: {len(data[key][listed])} {listed} merged into bench.json as '{key}'")
+EOF
+}
+
 step_e2e() {
     need_gpu e2e
     local left status=0
@@ -299,25 +321,7 @@ step_e2e() {
         --json "$WORK/e2e.json" 2>"$WORK/e2e.err" || status=$?
     # exe.run's host profile per case (where `cinn_py ms` exceeds `runtime ms`)
     awk '/^---- host profile/ { p = 1 } p && !/^\[/' "$WORK/e2e.err"
-    "$PY" - "$WORK/e2e.json" "$OUT/bench.json" <<'EOF' || status=1
-import json, os, sys
-
-source, merged = sys.argv[1:]
-if not os.path.exists(source):
-    sys.exit("e2e: no JSON written")
-data = {}
-try:
-    with open(merged, encoding="utf-8") as f:
-        data = json.load(f)
-except (OSError, ValueError) as error:  # no bench.json, or one cut short: e2e's alone
-    data = {"bench_json": f"unreadable ({error})"} if os.path.exists(merged) else {}
-with open(source, encoding="utf-8") as f:
-    data["e2e"] = json.load(f)
-with open(merged + ".tmp", "w", encoding="utf-8") as f:
-    json.dump(data, f, indent=2)
-os.replace(merged + ".tmp", merged)
-print(f"e2e: {len(data['e2e']['results'])} case(s) merged into bench.json as 'e2e'")
-EOF
+    merge_into_bench_json e2e "$WORK/e2e.json" results || status=1
     return "$status"
 }
 
@@ -339,25 +343,7 @@ step_tune() {
     echo "## tune: tools/tune.py --cases $TUNE_CASES --shapes $TUNE_SHAPES --time 3 (limit ${left} s)"
     timeout -k 3 "$left" "$PY" tools/tune.py --cases "$TUNE_CASES" --shapes "$TUNE_SHAPES" \
         --time 3 --out "$WORK/tune.json" || status=$?
-    "$PY" - "$WORK/tune.json" "$OUT/bench.json" <<'EOF' || status=1
-import json, os, sys
-
-source, merged = sys.argv[1:]
-if not os.path.exists(source):
-    sys.exit("tune: no database written")
-data = {}
-try:
-    with open(merged, encoding="utf-8") as f:
-        data = json.load(f)
-except (OSError, ValueError) as error:
-    data = {"bench_json": f"unreadable ({error})"} if os.path.exists(merged) else {}
-with open(source, encoding="utf-8") as f:
-    data["tune"] = json.load(f)
-with open(merged + ".tmp", "w", encoding="utf-8") as f:
-    json.dump(data, f, indent=2)
-os.replace(merged + ".tmp", merged)
-print(f"tune: {len(data['tune']['entries'])} entries merged into bench.json as 'tune'")
-EOF
+    merge_into_bench_json tune "$WORK/tune.json" entries || status=1
     return "$status"
 }
 
@@ -416,7 +402,7 @@ EOF
     return "$status"
 }
 
-export -f skip need_gpu step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
+export -f skip need_gpu merge_into_bench_json step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
     step_tune step_ncu
 
 # ---- the runner ---------------------------------------------------------------------
