@@ -380,3 +380,31 @@ def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
         timer.release()
     assert timed[-1] == "free" and not timer._kept and not timer._inputs
     assert tuned_blocks == {(128, 1, 1)} and rules_blocks == {(64, 1, 1)}
+
+
+@pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
+def test_with_a_gpu_the_tuner_times_what_the_model_calls_issue_heavy_but_memory_bound():
+    """softmax float16 over rows of 4096: every candidate but the rules' issues more than
+    half its memory time in the model (0.64 to 0.92), which drops them all on the static
+    path; with a timer only those past their memory time would go, and the model's ties
+    are timed least issue first."""
+    tune = load_tool("tune")
+    bench = tune._bench()
+    (case,) = tune.workloads(bench, ["softmax"], ["float16"], [(8, 4096)])
+    kernels = tune.kernels_of(case, "sm_90")
+    timer = StandInTimer(lambda knobs, n: 1.0)
+    lines = []
+    rules, _, trials = tune.tune_key(
+        kernels[0].key, kernels, "sm_90", timer, keep=3, say=lines.append
+    )
+    assert not any("dropped" in line for line in lines), lines
+    ranked = [t for t in trials if not t.same_as_rules]
+    shares = [t.issue_share() for t in ranked]
+    assert all(tune.MAX_ISSUE < share <= tune.MAX_ISSUE_TIMED for share in shares), shares
+    best_model = min(t.static_score(rules) for t in ranked)
+    ties = sorted(
+        (t for t in ranked if t.static_score(rules) == best_model), key=tune.Trial.issue_share
+    )
+    assert timer.prepared[0] is None  # the rules, then the model's best, least issue first
+    assert timer.prepared[1:] == [t.knobs for t in ties[:3]]
+    assert {"threads_per_row": 256, "rows_per_block": 1} in timer.prepared  # 0.64 (NVRTC 13.5)
