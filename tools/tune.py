@@ -225,8 +225,11 @@ def tune_key(
     if timer is not None and good:
         good = good[:keep]
         time_trials(timer, [rules, *good], kernels, key, arch)
-        good.sort(key=lambda t: t.timed_score(rules))
-        best = good[0]
+        if rules.problem:  # nothing to rank against (the GPU tests should have failed too)
+            say(f"    the rules' own schedule: {rules.problem}")
+            good = []
+        good = sorted((t for t in good if not t.problem), key=lambda t: t.timed_score(rules))
+        best = good[0] if good else rules
     else:
         best = good[0] if good else rules
     for trial in trials:
@@ -243,13 +246,21 @@ def time_trials(
     timer: Any, trials: Sequence[Trial], kernels: Sequence[Kernel], key: ScheduleKey, arch: str
 ) -> None:
     """Each trial's time on each kernel's workload (`Trial.seconds`): every one prepared
-    first (`timer.prepare`: compiled, inputs made), then sampled in `timer.rounds` rounds
+    first (`timer.prepare`: compiled, inputs made, the output checked; a trial whose
+    output is wrong gets its `problem` and no time), then sampled in `timer.rounds` rounds
     that each visit every trial in turn (every other round in reverse order), and the
     median of its rounds kept. Interleaving
     makes slow drifts (clocks, the allocator, the first-timed trial's warm-up) fall on
     every trial alike: timed one after another, a trial could score 30% off its own
     setting (H200, 2026-11-27)."""
-    samplers = [[timer.prepare(k.workload, key, t.knobs, arch) for k in kernels] for t in trials]
+    prepared, samplers = [], []
+    for trial in trials:
+        try:
+            samplers.append([timer.prepare(k.workload, key, trial.knobs, arch) for k in kernels])
+            prepared.append(trial)
+        except CinnError as error:  # a wrong answer on the device: never timed, never kept
+            trial.problem = " ".join(str(error).split())[:160]
+    trials = prepared
     samples: list[list[list[float]]] = [[[] for _ in kernels] for _ in trials]
     order = list(zip(samplers, samples, strict=True))
     for _ in range(timer.rounds):
@@ -303,19 +314,25 @@ class GpuTimer:
         self.backend = bench.CudaBackend(cp)
         self.device = self.backend.device_name()
         self.repeat, self.budget = repeat, budget
-        self._inputs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._inputs: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = {}
         self._kept: list[Any] = []
 
     def prepare(self, case: Any, key: ScheduleKey, knobs: dict[str, int] | None, arch: str) -> Any:
         """A function giving one sample of `case` with `knobs` for `key` (None: the
-        rules): seconds per run of the program."""
+        rules): seconds per run of the program. Its output is checked first against the
+        family's float64 reference (tools/bench.py's check): a setting that computes
+        a wrong answer on the device raises CinnError, and is never timed or kept."""
         db = ScheduleDB(arch) if knobs is None else ScheduleDB(arch).with_entry(key, knobs)
         exe = self.cinn_py.compile(parse_program(case.program_text), self.target, schedules=db)
         if case.name not in self._inputs:
             arrays = self.bench.make_inputs(case, self.cp)
-            self._inputs[case.name] = self.bench._split(case, arrays)
-        feeds, params = self._inputs[case.name]
-        self.backend.run_compiled(exe, feeds, params)  # binds the scope to the feeds
+            want = case.family.reference(self.cp, self.cp.float64, *arrays)
+            self._inputs[case.name] = (*self.bench._split(case, arrays), want)
+        feeds, params, want = self._inputs[case.name]
+        output = self.backend.run_compiled(exe, feeds, params)  # binds the scope to the feeds
+        verdict = self.bench.check(self.cp, output, want, case.dtype, case.family.tolerance_scale)
+        if not verdict.ok:
+            raise CinnError(f"{case.name}, {knobs or 'the rules'}: wrong: {verdict.message}")
         runtime = exe.runtime_program
         self._kept.append(exe)
         graphed = self.bench.device_runner(runtime, self.backend.synchronize)

@@ -17,7 +17,7 @@ import cinn_py
 from cinn_py import cli
 from cinn_py.driver import program_cache
 from cinn_py.driver.pir_compiler import PIRCompiler
-from cinn_py.errors import ScheduleDBError
+from cinn_py.errors import CinnError, ScheduleDBError
 from cinn_py.ir.group_schedule import TargetInfo, auto_schedule, schedule_db
 from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey
 from cinn_py.ir.group_schedule.tactics import RowTactic
@@ -349,7 +349,7 @@ def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
             pass
 
         def run_compiled(self, exe, feeds, params):
-            return exe.run(feeds, params=params or None)
+            return exe.run(feeds, params=params or None)["out0"]
 
         def time(self, fn, repeat, budget):
             fn()
@@ -360,6 +360,13 @@ def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
             timed.append("free")
 
     monkeypatch.setattr(bench, "CudaBackend", Backend)
+    checked = []
+
+    def check(xp, got, want, dtype, scale):  # the stand-in runs no kernel: nothing to check
+        checked.append((got.shape, want.shape, dtype))
+        return bench.Check(True, "")
+
+    monkeypatch.setattr(bench, "check", check)
     with stand_in_driver.installed(stand_in_driver.StandInDriver()) as fake:
         timer = tune.GpuTimer(bench, np, repeat=3, budget=0.1)
         timer.target = stand_in_driver.StandInCudaTarget()
@@ -367,6 +374,7 @@ def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
         sample = timer.prepare(kernels[0].workload, ROW_KEY, fastest, "sm_90")
         rules_sample = timer.prepare(kernels[0].workload, ROW_KEY, None, "sm_90")
         assert len(timer._inputs) == 1 and len(timer._kept) == 2  # one workload's inputs
+        assert checked == [((7, 1000), (7, 1000), "float32")] * 2  # each output checked
         graphs_before = fake.graph_launches
         fake.launches.clear()
         seconds = sample()
@@ -380,6 +388,36 @@ def test_the_gpu_timer_samples_the_device_alone(tmp_path, monkeypatch):
         timer.release()
     assert timed[-1] == "free" and not timer._kept and not timer._inputs
     assert tuned_blocks == {(128, 1, 1)} and rules_blocks == {(64, 1, 1)}
+
+    wrong = bench.Check(False, "max abs error 0.5")
+    monkeypatch.setattr(bench, "check", lambda *args: wrong)
+    with stand_in_driver.installed(stand_in_driver.StandInDriver()):
+        timer = tune.GpuTimer(bench, np, repeat=3, budget=0.1)
+        timer.target = stand_in_driver.StandInCudaTarget()
+        with pytest.raises(CinnError, match=r"softmax_f32_7x1000, .*128.*: wrong: max abs error"):
+            timer.prepare(kernels[0].workload, ROW_KEY, fastest, "sm_90")
+
+
+def test_a_setting_wrong_on_the_device_is_never_timed_or_kept():
+    tune = load_tool("tune")
+    kernels = _softmax_kernels(tune)
+    wrong = {"threads_per_row": 128, "rows_per_block": 1}
+
+    class Timer(StandInTimer):
+        def prepare(self, workload, key, knobs, arch):
+            if knobs == wrong:
+                raise CinnError("softmax_f32_7x1000, 128: wrong: max abs error 0.5")
+            return super().prepare(workload, key, knobs, arch)
+
+    timer = Timer(lambda knobs, n: 1.0 if knobs is None else 0.9 if knobs == wrong else 1.5)
+    lines = []
+    rules, best, trials = tune.tune_key(
+        ROW_KEY, kernels, "sm_90", timer, keep=3, say=lines.append, static=False
+    )
+    (bad,) = [t for t in trials if t.knobs == wrong]
+    assert "wrong: max abs error" in bad.problem and not bad.seconds
+    assert best.knobs != wrong and best.timed_score(rules) == 1.5  # no entry: the rules win
+    assert any("128, rows_per_block=1" in line and "dropped: " in line for line in lines)
 
 
 @pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
