@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import statistics
 import sys
@@ -53,7 +54,13 @@ from typing import Any
 from cinn_py.backends import nvrtc
 from cinn_py.driver.tunable import tunable_kernels
 from cinn_py.errors import CinnError
-from cinn_py.ir.group_schedule.schedule_db import ScheduleDB, ScheduleKey, load, schedules_dir
+from cinn_py.ir.group_schedule.schedule_db import (
+    ScheduleDB,
+    ScheduleKey,
+    load,
+    parse,
+    schedules_dir,
+)
 from cinn_py.perf import binaries, perf_report
 from cinn_py.perf.report import DEFAULT_ARCH, KernelReport
 from cinn_py.pir.parser import parse_program
@@ -351,6 +358,34 @@ class GpuTimer:
         self.backend.free(None)
 
 
+def _key_json(key: ScheduleKey) -> dict[str, Any]:
+    return {"tactic": key.tactic, "itemsize": key.itemsize, "bucket": dict(key.bucket)}
+
+
+def merge(source: Path, out: Path, arch: str) -> ScheduleDB:
+    """`out` with what the run that wrote `source` found: every key it tuned
+    (`written.keys`) loses the entry `out` held, then takes the run's entry if it has
+    one. `source` is a database, or a JSON object holding one under "tune" (the GPU
+    check's bench.json). `written` becomes the run's, with where it came from."""
+    data = json.loads(source.read_text())
+    if isinstance(data, dict) and "tune" in data:
+        data = data["tune"]
+    theirs = parse(json.dumps(data), str(source), arch)
+    mine = load(out, arch) if out.exists() else ScheduleDB(arch)
+    tuned = {
+        ScheduleKey(k["tactic"], k["itemsize"], tuple(sorted(k["bucket"].items())))
+        for k in theirs.written.get("keys", [])
+    }
+    entries = {k: v for k, v in mine.entries.items() if k not in tuned}
+    notes = {k: v for k, v in mine.notes.items() if k not in tuned}
+    entries.update(theirs.entries)
+    notes.update(theirs.notes)
+    written = {**theirs.written, "merged_from": str(source)}
+    db = ScheduleDB(arch, entries, str(out), written, notes)
+    db.write(out)
+    return db
+
+
 def gpu_timer(bench: Any, repeat: int, budget: float) -> GpuTimer | None:
     """The GPU timer, or None without a GPU (or CuPy)."""
     try:
@@ -377,7 +412,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-gain", type=float, default=0.02)
     parser.add_argument("--all", action="store_true", help="an entry for every key")
     parser.add_argument("--list", action="store_true", help="list the workloads and keys")
+    parser.add_argument(
+        "--merge",
+        metavar="FILE",
+        help="merge a database another run wrote (a GPU check's bench.json: its 'tune') "
+        "into --out, and tune nothing",
+    )
     args = parser.parse_args(argv)
+    out = (
+        Path(args.out) if args.out else (schedules_dir() or Path("schedules")) / f"{args.arch}.json"
+    )
+    if args.merge:
+        try:
+            db = merge(Path(args.merge), out, args.arch)
+        except (CinnError, OSError, ValueError) as error:
+            print(f"tools/tune.py: {error}", file=sys.stderr)
+            return 2
+        print(f"merged {args.merge} into {out}: {len(db)} entries")
+        return 0
 
     bench = _bench()
     families = [f.strip() for f in args.cases.split(",") if f.strip()]
@@ -408,9 +460,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         return 0
 
-    out = (
-        Path(args.out) if args.out else (schedules_dir() or Path("schedules")) / f"{args.arch}.json"
-    )
     db = load(out, args.arch) if out.exists() else ScheduleDB(args.arch)
     ranked_by = "static model (cinn_py.perf, H100)"
     if timer is not None:
@@ -431,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "workloads": [k.workload.name for k in kernels],
                 "rules": kernels[0].rule,
                 "score": round(score, 4),
-                "ranked_by": "timed" if best.seconds else "static",
+                "ranked_by": f"timed on {timer.device}" if best.seconds else "static",
+                "date": datetime.date.today().isoformat(),
             }
             print(f"  -> {best.knobs} (score {score:.3f} of the rules')")
         else:
@@ -443,6 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "nvrtc": nvrtc.nvrtc_version(),
             "ranked_by": ranked_by,
             "keys_tuned": len(done),
+            "keys": [_key_json(key) for key in done],
             "workloads": sorted({k.workload.name for key in done for k in by_key[key]}),
         }
         # written after every key: a run stopped by a time limit keeps the keys it did

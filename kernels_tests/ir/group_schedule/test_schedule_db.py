@@ -446,3 +446,34 @@ def test_with_a_gpu_the_tuner_times_what_the_model_calls_issue_heavy_but_memory_
     assert timer.prepared[0] is None  # the rules, then the model's best, least issue first
     assert timer.prepared[1:] == [t.knobs for t in ties[:3]]
     assert {"threads_per_row": 256, "rows_per_block": 1} in timer.prepared  # 0.64 (NVRTC 13.5)
+
+
+def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
+    """`tools/tune.py --merge gpu_out/bench.json`: the keys that run tuned lose the entry
+    the checkout's file held and take the run's, where it has one; other keys stay."""
+    tune = load_tool("tune")
+    col_key = ScheduleKey("column", 4, (("cols", 1024), ("rows", 4096)))
+    f16_key = ScheduleKey("row", 2, (("cols", 4096), ("rows", 4096)))
+    out = tmp_path / "sm_90.json"
+    mine = ScheduleDB("sm_90").with_entry(ROW_KEY, {"threads_per_row": 128, "rows_per_block": 1})
+    mine.with_entry(col_key, {"threads_y": 4}).write(out)
+    run = ScheduleDB(
+        "sm_90",
+        {f16_key: {"threads_per_row": 256, "rows_per_block": 1}},
+        written={"by": "tools/tune.py", "keys": [tune._key_json(k) for k in (ROW_KEY, f16_key)]},
+        notes={f16_key: {"score": 0.93, "ranked_by": "timed on NVIDIA H200"}},
+    )
+    bench_json = tmp_path / "bench.json"
+    bench_json.write_text(json.dumps({"cases": [], "tune": run.to_json()}))
+    assert tune.main(["--merge", str(bench_json), "--out", str(out)]) == 0
+    assert "merged" in capsys.readouterr().out
+    merged = schedule_db.load(out, "sm_90")
+    assert dict(merged.entries) == {  # ROW_KEY tuned, the rules won: its entry went
+        col_key: {"threads_y": 4},
+        f16_key: {"threads_per_row": 256, "rows_per_block": 1},
+    }
+    assert merged.notes[f16_key]["score"] == 0.93
+    assert merged.written["merged_from"] == str(bench_json)
+    bench_json.write_text('{"tune": {"format": 1, "arch": "sm_80", "entries": []}}')
+    assert tune.main(["--merge", str(bench_json), "--out", str(out)]) == 2
+    assert "arch 'sm_80', expected 'sm_90'" in capsys.readouterr().err
