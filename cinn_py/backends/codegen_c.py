@@ -213,6 +213,19 @@ def reads_registers(node: e.Expr) -> bool:
     )
 
 
+def power_of_two(node: e.Call) -> e.Call:
+    """`pow(2, y)` of floats as `exp2(y)`: the same function (NaN, infinities and 0
+    alike), a few instructions where pow takes tens (CUDA's `exp2f` is MUFU.EX2 with its
+    range scaling, within 2 ulp). Softmax with a 16-bit result takes its exp that way
+    (`ops/nn.py`); a program's own `elementwise_pow(2, y)` gains as well."""
+    if node.name != "pow" or len(node.args) != 2 or not node.dtype.is_float:
+        return node
+    base, exponent = node.args
+    if isinstance(base, e.FloatImm) and base.value == 2.0 and exponent.dtype is node.dtype:
+        return e.Call("exp2", (exponent,), node.dtype, e.CallType.INTRINSIC)
+    return node
+
+
 class CRenderer(Visitor):
     """Renders the statements of one function as C++ lines.
 
@@ -464,6 +477,7 @@ class CRenderer(Visitor):
     def visit_Call(self, node: e.Call) -> str:
         if node.call_type is not e.CallType.INTRINSIC:
             raise self.unsupported(node.name, "is an extern call, which codegen does not emit")
+        node = power_of_two(node)
         args = ", ".join(self.expr(a) for a in node.args)
         if node.name in self.float_tests:
             if len(node.args) != 1 or not node.args[0].dtype.is_float:

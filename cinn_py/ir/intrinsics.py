@@ -48,6 +48,7 @@ class Intrinsic:
 
 _TABLE = (
     Intrinsic("exp", 1, np.exp, "exp", "__expf"),
+    Intrinsic("exp2", 1, np.exp2, "exp2"),
     Intrinsic("expm1", 1, np.expm1, "expm1"),
     Intrinsic("log", 1, np.log, "log", "__logf"),
     Intrinsic("log1p", 1, np.log1p, "log1p"),

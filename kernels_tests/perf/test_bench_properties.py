@@ -26,8 +26,6 @@ MIN_WAVES = 2.0
 VECTOR = 16
 
 KNOWN_GAPS = {
-    ("softmax_f16_4096x4096", "issue"): "0.55: the precise expf, 8 instructions an element",
-    ("softmax_f16_16384x8192", "issue"): "0.55: the precise expf, 8 instructions an element",
     ("transpose_f32_8192x8192", "vectors"): "the tile copies scalars (4 B)",
     ("transpose_f16_8192x8192", "vectors"): "pairs of halves (4 B) a thread, not 16 B",
     ("reduce_sum_cols_f32_8192x8192", "vectors"): "one column a thread: 4-byte loads",
