@@ -198,12 +198,12 @@ def compile_ptx(
 
 
 PTXAS_VERBOSE = "--ptxas-options=-v"
+"""Asks ptxas for its resource report (registers, spills, stack, shared memory) in the log."""
 NO_CACHE = "--no-cache"
 """NVRTC 12.9 and later keep the machine code they build in the driver's compute cache
 (where a driver is installed, e.g. `~/.nv/ComputeCache`), and a build served from it runs
 no ptxas, so its log has no resource report: found on an H200, 2026-11-27, where the
 tuner's second report of one program failed. `compile_verbose` turns the cache off."""
-"""Asks ptxas for its resource report (registers, spills, stack, shared memory) in the log."""
 
 
 def compile_verbose(
