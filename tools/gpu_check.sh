@@ -21,9 +21,10 @@
 #   tiny           examples/softmax.pir and examples/layer_norm_gelu.pir compiled, run
 #                  and checked against the reference (`cinn-py run --check --profile`)
 #   tests          pytest kernels_tests -m gpu -n 14 --timeout 120 --maxfail 30
-#   bench          tools/bench.py --no-torch-compile --symbolic: every case, markdown + JSON,
-#                  and each case again with -1 rows (symbolic kernels, issue 18), and with
-#                  every dim -1 where it has no parameters, in the same run
+#   bench          tools/bench.py --no-torch-compile --symbolic --fast-math: every case,
+#                  markdown + JSON, each also timed on the device alone (a CUDA graph of
+#                  many runs), and again with -1 rows (symbolic kernels, issue 18), with
+#                  every dim -1 where it has no parameters, and with fast math, same run
 #   e2e            tools/bench_e2e.py: the LLaMA decoder layer (float16, bfloat16) and the
 #                  BERT-base layer (float16) end to end against PyTorch eager and
 #                  torch.compile; its markdown goes to bench.md after the bench's, its
@@ -284,7 +285,8 @@ step_tests() {
 step_bench() {
     need_gpu bench
     # The markdown (stdout) is the log; the per-case progress (stderr) is appended to it.
-    "$PY" tools/bench.py --no-torch-compile --symbolic --json "$OUT/bench.json" 2>"$WORK/bench.err"
+    "$PY" tools/bench.py --no-torch-compile --symbolic --fast-math --json "$OUT/bench.json" \
+        2>"$WORK/bench.err"
 }
 
 merge_into_bench_json() { # merge_into_bench_json KEY SOURCE LIST: SOURCE's JSON into bench.json as KEY
