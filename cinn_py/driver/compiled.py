@@ -55,6 +55,7 @@ from cinn_py.pir.value import Value
 from cinn_py.reference_ops.context import describe
 from cinn_py.runtime.arena_pool import ArenaPool
 from cinn_py.runtime.feeds import (
+    boundary_dtypes,
     check_array,
     check_feeds,
     check_params,
@@ -136,6 +137,8 @@ class CompiledProgram:
         self._numbers = ValueNames(program)
         self._feed_types = feed_types(program)
         self._parameter_types = parameter_types(program)
+        self._feed_dtypes = boundary_dtypes(self._feed_types)
+        self._parameter_dtypes = boundary_dtypes(self._parameter_types)
         """The feeds' and parameters' types, found once, not on every run."""
         self._compiled: OrderedDict[ShapeKey, dict[tuple[int, ...], _Compiled]] = OrderedDict()
         """The compiles per shape, least recently run first; per shape, by the numbers
@@ -181,8 +184,10 @@ class CompiledProgram:
         stream: Any = None,
     ) -> list[Any]:
         device = self.target.device_array if self.target.device_memory else None
-        checked = check_feeds(self.program, feeds, device, self._feed_types)
-        given = check_params(self.program, params, device, self._parameter_types)
+        checked = check_feeds(self.program, feeds, device, self._feed_types, self._feed_dtypes)
+        given = check_params(
+            self.program, params, device, self._parameter_types, self._parameter_dtypes
+        )
         with self.target.using_stream(stream):
             return self._run(checked, given, values, copy_to_host)
 
@@ -193,17 +198,19 @@ class CompiledProgram:
         values: Sequence[Value],
         copy_to_host: bool,
     ) -> list[Any]:
-        signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
-        if self.dynamic and signature not in self._checked:
-            if self._shapes is None:
-                self._shapes = analyze_shapes(self.program)
-            check_feed_constraints(self.program, dict(signature), self._shapes)
-            self._checked.add(signature)
+        signature: Signature = ()  # a static program has one compile: no shapes to key
+        if self.dynamic:
+            signature = tuple((k, tuple(int(d) for d in a.shape)) for k, a in checked.items())
+            if signature not in self._checked:
+                if self._shapes is None:
+                    self._shapes = analyze_shapes(self.program)
+                check_feed_constraints(self.program, dict(signature), self._shapes)
+                self._checked.add(signature)
         compiles = self.stats.compiles
         while True:
             fed = {name: _host(checked[name]) for name in sorted(self._value_feeds)}
             try:
-                compiled = self._for_values(signature if self.dynamic else (), fed, values)
+                compiled = self._for_values(signature, fed, values)
                 break
             except DataDependentShape as error:
                 new = set(error.feeds) - self._value_feeds
@@ -317,8 +324,11 @@ class CompiledProgram:
         writes one of them, else copied. Weights given on every run thus cost nothing
         (a transformer layer's are ~100 MB, and a copy a launch each)."""
         scope = compiled.scope
-        if all(scope[v].holds_caller_array(array) for v in variables):
-            return  # the very array the last run held (checked then, and shaped as then)
+        if len(variables) == 1:  # the common case, without a generator a feed a run
+            if scope[variables[0]].holds_caller_array(array):
+                return  # the very array the last run held (checked then, and shaped as then)
+        elif all(scope[v].holds_caller_array(array) for v in variables):
+            return
         in_place = None
         if not compiled.written.intersection(variables):
             in_place = self.target.adopt_feed(array)

@@ -246,6 +246,7 @@ def test_graph_replay_host_cost_is_reported_by_bench_host():
     figures = bench_host.measure(runs=20, repeat=1)
     assert figures["us_per_graph_replay"] > 0
     assert figures["graph_replay_kernels"] == 20
+    assert figures["us_per_run"] > figures["us_per_graph_replay"] and figures["run_feeds"] == 13
     assert NUMPY  # the packed-launch tests' oracle, shared
 
 
