@@ -367,10 +367,14 @@ def merge(source: Path, out: Path, arch: str) -> ScheduleDB:
     (`written.keys`) loses the entry `out` held, then takes the run's entry if it has
     one. `source` is a database, or a JSON object holding one under "tune" (the GPU
     check's bench.json). `written` becomes the run's, with where it came from."""
-    data = json.loads(source.read_text())
+    text = source.read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None  # `parse` says where
     if isinstance(data, dict) and "tune" in data:
-        data = data["tune"]
-    theirs = parse(json.dumps(data), str(source), arch)
+        text = json.dumps(data["tune"])
+    theirs = parse(text, str(source), arch)
     mine = load(out, arch) if out.exists() else ScheduleDB(arch)
     tuned = {
         ScheduleKey(k["tactic"], k["itemsize"], tuple(sorted(k["bucket"].items())))

@@ -474,3 +474,6 @@ def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
     bench_json.write_text('{"tune": {"format": 1, "arch": "sm_80", "entries": []}}')
     assert tune.main(["--merge", str(bench_json), "--out", str(out)]) == 2
     assert "arch 'sm_80', expected 'sm_90'" in capsys.readouterr().err
+    bench_json.write_text("not json")
+    assert tune.main(["--merge", str(bench_json), "--out", str(out)]) == 2
+    assert f"schedule database {bench_json}: not JSON" in capsys.readouterr().err
