@@ -241,7 +241,10 @@ class Maker(LayoutSteps, SpatialSteps, AttentionSteps):
         elif dtype.is_integer:
             value = self.pick((2.0, -3.0, 0.0, 1.0, 7.0, 2.7))
         else:
-            value = self.pick((0.5, -2.0, 0.0, 1.0, 3.25, 1e30, float("inf"), float("nan"), -0.0))
+            # 2.0: elementwise_pow(2, y) renders exp2 (codegen_c.power_of_two)
+            value = self.pick(
+                (0.5, -2.0, 0.0, 1.0, 3.25, 1e30, float("inf"), float("nan"), -0.0, 2.0)
+            )
         bound = int(abs(value)) + 1 if dtype.is_integer else (1 if dtype is BOOL else None)
         return self.add(self.op("full", shape=list(shape), value=value, dtype=dtype), bound)
 
