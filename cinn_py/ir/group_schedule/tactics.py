@@ -78,6 +78,7 @@ from cinn_py.ir.group_schedule.tile_schedule import (
     PAD,
     TILE,
     TILE_ROWS,
+    TILE_ROWS_CHOICES,
     schedule_tiles,
     tile_lanes,
     tile_plan,
@@ -407,7 +408,7 @@ class TileTactic(Tactic):
     """Transposes through shared-memory tiles (`tile_schedule.py`)."""
 
     name = "tile"
-    knob_names = ("lanes",)
+    knob_names = ("lanes", "tile_rows")
     bucket_dims = "elements"
 
     def accepts(
@@ -425,7 +426,9 @@ class TileTactic(Tactic):
         plan = tile_plan(func)
         if plan is None:
             raise ValueError(f"the tile tactic does not take {func.name}: {tile_problem(func)}")
-        return schedule_tiles(func, plan, target, None if knobs is None else knobs["lanes"])
+        if knobs is None:
+            return schedule_tiles(func, plan, target)
+        return schedule_tiles(func, plan, target, knobs.get("lanes"), knobs.get("tile_rows"))
 
     def settings(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
@@ -433,7 +436,11 @@ class TileTactic(Tactic):
         plan = tile_plan(func)
         if plan is None:
             return []
-        return [{"lanes": lanes} for lanes in sorted({1, tile_lanes(func, plan)})]
+        return [
+            {"lanes": lanes, "tile_rows": rows}
+            for lanes in sorted({1, tile_lanes(func, plan)})
+            for rows in TILE_ROWS_CHOICES
+        ]
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None

@@ -49,7 +49,11 @@ from cinn_py.ir.stmt import ArgIO, For, ForType, LoweredFunc
 TILE = 32
 """The tile's side: a warp's width, so a tile row is one coalesced warp access."""
 TILE_ROWS = 8
-"""Threads along the tile's rows (threadIdx.y): 32 x 8 = 256 threads, 4 rows each."""
+"""Threads along the tile's rows (threadIdx.y): 32 x 8 = 256 threads, 4 rows each (the
+rule; `tile_rows` is a tunable knob)."""
+TILE_ROWS_CHOICES = (4, 8, 16, 32)
+"""The rows of threads a tile may take (128 to 1024 threads a block; each divides every
+tile's side, 32 or 64): the tile tactic's `tile_rows` settings."""
 PAD = 1
 """Extra elements per tile row in shared memory, so a tile column hits every bank
 (times the lanes: a 2-byte tile's rows stay 4-byte aligned for its pair stores)."""
@@ -160,10 +164,15 @@ def _transposed_dim(load: Load, position: dict[str, int], rank: int) -> int | No
 
 
 def schedule_tiles(
-    func: LoweredFunc, plan: TilePlan, target: TargetInfo | None = None, lanes: int | None = None
+    func: LoweredFunc,
+    plan: TilePlan,
+    target: TargetInfo | None = None,
+    lanes: int | None = None,
+    tile_rows: int | None = None,
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the tile schedule (module docstring) with IRSchedule primitives. `lanes`:
-    1, or `tile_lanes`'s 2 where it allows them, instead of the rule.
+    1, or `tile_lanes`'s 2 where it allows them, instead of the rule; `tile_rows`: one of
+    TILE_ROWS_CHOICES instead of TILE_ROWS.
 
     Over symbolic dims the tiles along q go on blockIdx.x and the rest on blockIdx.y
     (where that many fit `target`'s grid): fused on one axis, each tile coordinate is a
@@ -176,6 +185,7 @@ def schedule_tiles(
     symbolic = any(not isinstance(sch.get(loops[d]).extent, IntImm) for d in (plan.dim, last))
     allowed = tile_lanes(func, plan)
     lanes = allowed if lanes is None or lanes not in (1, allowed) else lanes
+    rows_of_threads = tile_rows if tile_rows in TILE_ROWS_CHOICES else TILE_ROWS
     size = TILE * lanes
     p_out, p_in = _split_tile(sch, loops[plan.dim], size)
     q_out, q_in = _split_tile(sch, loops[last], size)
@@ -192,14 +202,16 @@ def schedule_tiles(
     else:
         tile = sch.fuse([*others, p_out, q_out])
     sch.bind(tile, "blockIdx.x")
-    _spread_rows(sch, p_in, q_in, lanes)
+    _spread_rows(sch, p_in, q_in, lanes, rows_of_threads)
     for name in plan.inputs:
         fill = sch.cache_tile(plan.block, name, tile, "shared", pad=PAD * lanes)
         rows_loop, cols = sch.get_loops(fill)[-2:]
-        _spread_rows(sch, rows_loop, cols, lanes)
+        _spread_rows(sch, rows_loop, cols, lanes, rows_of_threads)
         sch.sync_threads(fill)
     tiles = _grid_blocks(sch, plan.block)
-    return sch, LaunchConfig(threads=TILE * TILE_ROWS, blocks=tiles, steps=size // TILE_ROWS)
+    return sch, LaunchConfig(
+        threads=TILE * rows_of_threads, blocks=tiles, steps=size // rows_of_threads
+    )
 
 
 def tile_lanes(func: LoweredFunc, plan: TilePlan) -> int:
@@ -239,11 +251,14 @@ def _split_tile(sch: IRSchedule, loop: LoopRef, size: int = TILE) -> list[LoopRe
     return sch.split(loop, [-1, size], guard_at_block=symbolic)
 
 
-def _spread_rows(sch: IRSchedule, rows: LoopRef, cols: LoopRef, lanes: int = 1) -> None:
-    """A tile's rows over threadIdx.y (8, then serial steps: rows y, y + 8, ...) and
-    its columns over threadIdx.x, `lanes` consecutive columns a thread (a vector)."""
+def _spread_rows(
+    sch: IRSchedule, rows: LoopRef, cols: LoopRef, lanes: int = 1, tile_rows: int = TILE_ROWS
+) -> None:
+    """A tile's rows over threadIdx.y (`tile_rows` of them, then serial steps: rows y,
+    y + 8, ... for 8) and its columns over threadIdx.x, `lanes` consecutive columns a
+    thread (a vector)."""
     size = TILE * lanes
-    step, row = sch.split(rows, [size // TILE_ROWS, TILE_ROWS])
+    step, row = sch.split(rows, [size // tile_rows, tile_rows])
     if lanes == 1:
         sch.reorder([row, cols, step])
         sch.bind(row, "threadIdx.y")

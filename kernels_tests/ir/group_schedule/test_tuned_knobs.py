@@ -139,3 +139,16 @@ def test_knobs_outside_the_candidates_leave_the_rules():
     odd = tactic.apply(func, CUDA, pattern, {"threads_per_row": 96, "rows_per_block": 1})
     assert odd.tuned is None
     assert str(odd.trace) == str(rule.trace)
+
+
+@pytest.mark.parametrize(("tile_rows", "steps"), [(4, 8), (8, 4), (16, 2), (32, 1)])
+def test_tile_rows_set_the_threads_of_a_tile(tile_rows, steps):
+    """A transpose's tile of 32 x 32 takes `tile_rows` rows of 32 threads, each walking
+    32 / tile_rows of its rows (the rules: 8 rows, 4 steps)."""
+    func, pattern = lowered(_transpose((128, 96)))
+    tactic = TACTIC["tile"]
+    assert {"lanes": 1, "tile_rows": tile_rows} in tactic.candidates(func, CUDA, pattern)
+    result = tactic.apply(func, CUDA, pattern, {"lanes": 1, "tile_rows": tile_rows})
+    assert result.tuned == {"lanes": 1, "tile_rows": tile_rows}
+    assert (result.launch.threads, result.launch.steps) == (32 * tile_rows, steps)
+    assert f"split(loop=i_0_1, factors=[{steps}, {tile_rows}])" in str(result.trace)
