@@ -289,6 +289,11 @@ step_bench() {
         2>"$WORK/bench.err"
 }
 
+time_before_merge() { # seconds a step's tool may run and still be merged into bench.json
+    # (it ends, KILL included, before the step's own timeout)
+    echo $((STEP_DEADLINE - 8 - $(date +%s)))
+}
+
 merge_into_bench_json() { # merge_into_bench_json KEY SOURCE LIST: SOURCE's JSON into bench.json as KEY
     "$PY" - "$1" "$2" "$OUT/bench.json" "$3" <<'EOF'
 import json, os, sys
@@ -314,9 +319,7 @@ EOF
 step_e2e() {
     need_gpu e2e
     local left status=0
-    # Ends (KILL included) before the step's own timeout, so that what it measured is
-    # still merged into bench.json.
-    left=$((STEP_DEADLINE - 8 - $(date +%s)))
+    left=$(time_before_merge)
     echo
     echo "## e2e: tools/bench_e2e.py --warmup 3 --iters 20 --profile 12 (limit ${left} s)"
     timeout -k 3 "$left" "$PY" tools/bench_e2e.py --warmup 3 --iters 20 --profile 12 \
@@ -338,9 +341,7 @@ step_torch_compile() {
 step_tune() {
     need_gpu tune
     local left status=0
-    # Ends (KILL included) before the step's own timeout, so that what it found is still
-    # merged into bench.json.
-    left=$((STEP_DEADLINE - 8 - $(date +%s)))
+    left=$(time_before_merge)
     echo
     echo "## tune: tools/tune.py --cases $TUNE_CASES --shapes $TUNE_SHAPES --time 3 (limit ${left} s)"
     timeout -k 3 "$left" "$PY" tools/tune.py --cases "$TUNE_CASES" --shapes "$TUNE_SHAPES" \
@@ -404,7 +405,7 @@ EOF
     return "$status"
 }
 
-export -f skip need_gpu merge_into_bench_json step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
+export -f skip need_gpu time_before_merge merge_into_bench_json step_setup step_device step_tiny step_tests step_bench step_e2e step_torch_compile \
     step_tune step_ncu
 
 # ---- the runner ---------------------------------------------------------------------

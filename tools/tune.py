@@ -46,17 +46,18 @@ import json
 import math
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cinn_py.backends import nvrtc
 from cinn_py.driver.tunable import tunable_kernels
-from cinn_py.errors import CinnError
+from cinn_py.errors import CinnError, ScheduleDBError
 from cinn_py.ir.group_schedule.schedule_db import (
     ScheduleDB,
     ScheduleKey,
+    key_from_json,
     load,
     parse,
     schedules_dir,
@@ -236,9 +237,7 @@ def tune_key(
             say(f"    the rules' own schedule: {rules.problem}")
             good = []
         good = sorted((t for t in good if not t.problem), key=lambda t: t.timed_score(rules))
-        best = good[0] if good else rules
-    else:
-        best = good[0] if good else rules
+    best = good[0] if good else rules
     for trial in trials:
         say(_trial_line(trial, rules))
     return rules, best, trials
@@ -256,10 +255,9 @@ def time_trials(
     first (`timer.prepare`: compiled, inputs made, the output checked; a trial whose
     output is wrong gets its `problem` and no time), then sampled in `timer.rounds` rounds
     that each visit every trial in turn (every other round in reverse order), and the
-    median of its rounds kept. Interleaving
-    makes slow drifts (clocks, the allocator, the first-timed trial's warm-up) fall on
-    every trial alike: timed one after another, a trial could score 30% off its own
-    setting (H200, 2026-11-27)."""
+    median of its rounds kept. Interleaving makes slow drifts (clocks, the allocator,
+    the first-timed trial's warm-up) fall on every trial alike: timed one after another,
+    a trial could score 30% off its own setting (H200, 2026-11-27)."""
     prepared, samplers = [], []
     for trial in trials:
         try:
@@ -358,10 +356,6 @@ class GpuTimer:
         self.backend.free(None)
 
 
-def _key_json(key: ScheduleKey) -> dict[str, Any]:
-    return {"tactic": key.tactic, "itemsize": key.itemsize, "bucket": dict(key.bucket)}
-
-
 def merge(source: Path, out: Path, arch: str) -> ScheduleDB:
     """`out` with what the run that wrote `source` found: every key it tuned
     (`written.keys`) loses the entry `out` held, then takes the run's entry if it has
@@ -376,10 +370,10 @@ def merge(source: Path, out: Path, arch: str) -> ScheduleDB:
         text = json.dumps(data["tune"])
     theirs = parse(text, str(source), arch)
     mine = load(out, arch) if out.exists() else ScheduleDB(arch)
-    tuned = {
-        ScheduleKey(k["tactic"], k["itemsize"], tuple(sorted(k["bucket"].items())))
-        for k in theirs.written.get("keys", [])
-    }
+    keys = theirs.written.get("keys", [])
+    if not isinstance(keys, list):
+        raise ScheduleDBError(str(source), "'written.keys' must be a list of keys")
+    tuned = {key_from_json(row, str(source)) for row in keys}
     entries = {k: v for k, v in mine.entries.items() if k not in tuned}
     notes = {k: v for k, v in mine.notes.items() if k not in tuned}
     entries.update(theirs.entries)
@@ -388,6 +382,22 @@ def merge(source: Path, out: Path, arch: str) -> ScheduleDB:
     db = ScheduleDB(arch, entries, str(out), written, notes)
     db.write(out)
     return db
+
+
+def _written(
+    ranked_by: str, done: Sequence[ScheduleKey], by_key: Mapping[ScheduleKey, list[Kernel]]
+) -> dict[str, Any]:
+    """The file's record of the run so far: how it ranked, the keys it tuned (what
+    `merge` replaces) and their workloads."""
+    return {
+        "by": "tools/tune.py",
+        "date": datetime.date.today().isoformat(),
+        "nvrtc": nvrtc.nvrtc_version(),
+        "ranked_by": ranked_by,
+        "keys_tuned": len(done),
+        "keys": [key.to_json() for key in done],
+        "workloads": sorted({k.workload.name for key in done for k in by_key[key]}),
+    }
 
 
 def gpu_timer(bench: Any, repeat: int, budget: float) -> GpuTimer | None:
@@ -491,25 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("  -> the rules")
         done.append(key)
-        written = {
-            "by": "tools/tune.py",
-            "date": datetime.date.today().isoformat(),
-            "nvrtc": nvrtc.nvrtc_version(),
-            "ranked_by": ranked_by,
-            "keys_tuned": len(done),
-            "keys": [_key_json(key) for key in done],
-            "workloads": sorted({k.workload.name for key in done for k in by_key[key]}),
-        }
         # written after every key: a run stopped by a time limit keeps the keys it did
-        db = ScheduleDB(args.arch, entries, str(out), written, notes)
+        db = ScheduleDB(args.arch, entries, str(out), _written(ranked_by, done, by_key), notes)
         db.write(out)
     if not done:  # no kernel a tactic can tune: the file says so
-        written = {
-            "by": "tools/tune.py",
-            "date": datetime.date.today().isoformat(),
-            "keys_tuned": 0,
-        }
-        db = ScheduleDB(args.arch, db.entries, str(out), written, db.notes)
+        db = ScheduleDB(args.arch, db.entries, str(out), _written(ranked_by, [], {}), db.notes)
         db.write(out)
     print(f"wrote {out}: {len(db)} entries")
     return 0

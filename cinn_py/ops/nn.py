@@ -37,7 +37,7 @@ import numpy as np
 from cinn_py.errors import UnsupportedOpError, VerifyError
 from cinn_py.hlir.op_lowering.compute import Compute, Indices
 from cinn_py.hlir.op_lowering.context import LowerContext, OpLowering
-from cinn_py.hlir.op_lowering.scalar import const, convert
+from cinn_py.hlir.op_lowering.scalar import HALF, const, convert
 from cinn_py.ir.expr import EQ, Expr, Select
 from cinn_py.ops.activation import gelu_tanh, relu
 from cinn_py.pir import infer_meta as im
@@ -466,8 +466,8 @@ def _emit_shifted(emit: Emitter, op: Operation) -> tuple[Value, Value, list[int]
     return xc, shifted, axes
 
 
-LOG2_E = 1.4426950408889634
-"""log2(e): exp(s) = 2 ** (s * log2(e))."""
+LOG2_E = math.log2(math.e)
+"""exp(s) = 2 ** (s * LOG2_E)."""
 
 
 def _decompose_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
@@ -485,13 +485,13 @@ def _decompose_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
         return None
     _, shifted, axes = parts
     dtype = dtype_of(shifted)
-    if dtype_of(op.result()) in (DataType.FLOAT16, DataType.BFLOAT16):
+    if dtype_of(op.result()) in HALF:
         scaled = emit.op("pd_op.multiply", shifted, emit.const(LOG2_E, dtype))
         e = emit.op("pd_op.elementwise_pow", emit.const(2.0, dtype), scaled)
     else:
         e = emit.op("pd_op.exp", shifted)
     # e * (1 / sum): one division a row, not one an element (at most an ulp more error)
-    scale = emit.op("pd_op.divide", emit.const(1.0, dtype_of(e)), emit.sum(e, axes))
+    scale = emit.op("pd_op.divide", emit.const(1.0, dtype), emit.sum(e, axes))
     out = emit.op("pd_op.multiply", e, scale)
     return [emit.cast(out, dtype_of(op.result()))]
 

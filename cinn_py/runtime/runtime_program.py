@@ -118,12 +118,7 @@ class RuntimeProgram:
         (on cuda: a CuPy or torch stream, a `__cuda_stream__` object or a handle; None is
         CuPy's current stream). With CUDA graphs a run is one graph launch per captured
         segment. On cuda the work is asynchronous: reading an array back waits."""
-        scope = self._scope(scope, "execute")
-        binding = self._binding
-        if binding is None or binding.scope is not scope or binding.generation != scope.generation:
-            self.bind(scope)
-            binding = self._binding
-            assert binding is not None
+        binding = self._bound(self._scope(scope, "execute"))
         if binding.module is not None:
             with binding.module.bound(stream) as handle:
                 for call in binding.steps:
@@ -152,9 +147,7 @@ class RuntimeProgram:
         if times < 1:
             raise CinnError(f"RuntimeProgram.repeated_graph: times must be >= 1, not {times}")
         scope = self._scope(scope, "repeated_graph")
-        self.bind(scope)
-        binding = self._binding
-        assert binding is not None
+        binding = self._bound(scope)
         module = binding.module
         if module is None or not hasattr(module, "capture"):
             why = (
@@ -175,6 +168,16 @@ class RuntimeProgram:
             )
         graph = module.capture([call for _, call, _ in binding.calls] * times)
         return RepeatedGraph(module, graph, times)
+
+    def _bound(self, scope: Scope) -> _Binding:
+        """The binding over `scope`, made again only when the scope or its arrays changed
+        (`Scope.generation`)."""
+        binding = self._binding
+        if binding is None or binding.scope is not scope or binding.generation != scope.generation:
+            self.bind(scope)
+            binding = self._binding
+            assert binding is not None
+        return binding
 
     @property
     def graph_count(self) -> int:

@@ -59,6 +59,10 @@ class ScheduleKey:
         dims = ", ".join(f"{name} <= {value}" for name, value in self.bucket)
         return f"{self.tactic}, {self.itemsize}-byte elements, {dims}"
 
+    def to_json(self) -> dict[str, Any]:
+        """The key as an entry of the file writes it (`key_from_json` reads it back)."""
+        return {"tactic": self.tactic, "itemsize": self.itemsize, "bucket": dict(self.bucket)}
+
 
 @dataclass(frozen=True)
 class ScheduleDB:
@@ -103,12 +107,7 @@ class ScheduleDB:
     def to_json(self) -> dict[str, Any]:
         rows = []
         for key in sorted(self.entries, key=lambda k: (k.tactic, k.itemsize, k.bucket)):
-            row: dict[str, Any] = {
-                "tactic": key.tactic,
-                "itemsize": key.itemsize,
-                "bucket": dict(key.bucket),
-                "knobs": dict(self.entries[key]),
-            }
+            row: dict[str, Any] = {**key.to_json(), "knobs": dict(self.entries[key])}
             row.update(self.notes.get(key, {}))
             rows.append(row)
         return {"format": FORMAT, "arch": self.arch, "written": dict(self.written), "entries": rows}
@@ -164,9 +163,18 @@ def parse(text: str, path: str, arch: str | None = None) -> ScheduleDB:
     return ScheduleDB(file_arch, entries, path, written, notes)
 
 
-def _entry(
-    row: Any, path: str, index: int, knob_names: Mapping[str, tuple[str, ...]]
-) -> tuple[ScheduleKey, dict[str, int]]:
+def key_from_json(
+    row: Any,
+    path: str,
+    index: int | None = None,
+    knob_names: Mapping[str, tuple[str, ...]] | None = None,
+) -> ScheduleKey:
+    """The key of an entry (or of `written.keys`, the keys a tuner run tuned), checked:
+    ScheduleDBError naming `path` and the entry's `index` for anything else."""
+    if knob_names is None:
+        from cinn_py.ir.group_schedule.tactics import TACTIC_NAMED  # it imports ScheduleKey
+
+        knob_names = {name: tactic.knob_names for name, tactic in TACTIC_NAMED.items()}
     if not isinstance(row, dict):
         raise ScheduleDBError(path, f"expected an object, got {type(row).__name__}", index)
     tactic = row.get("tactic")
@@ -182,6 +190,14 @@ def _entry(
     for name, value in bucket.items():
         if not _power_of_two(value):
             raise ScheduleDBError(path, f"bucket {name} = {value!r} is not a power of two", index)
+    return ScheduleKey(tactic, itemsize, tuple(sorted(bucket.items())))
+
+
+def _entry(
+    row: Any, path: str, index: int, knob_names: Mapping[str, tuple[str, ...]]
+) -> tuple[ScheduleKey, dict[str, int]]:
+    key = key_from_json(row, path, index, knob_names)
+    tactic = key.tactic
     knobs = row.get("knobs")
     if not isinstance(knobs, dict) or not knobs:
         raise ScheduleDBError(path, "'knobs' must be an object of knob values", index)
@@ -194,7 +210,7 @@ def _entry(
             )
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ScheduleDBError(path, f"knob {name} = {value!r} is not a positive int", index)
-    return ScheduleKey(tactic, itemsize, tuple(sorted(bucket.items()))), dict(knobs)
+    return key, dict(knobs)
 
 
 def _power_of_two(value: Any) -> bool:

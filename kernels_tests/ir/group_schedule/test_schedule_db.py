@@ -457,7 +457,7 @@ def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
     run = ScheduleDB(
         "sm_90",
         {f16_key: {"threads_per_row": 256, "rows_per_block": 1}},
-        written={"by": "tools/tune.py", "keys": [tune._key_json(k) for k in (ROW_KEY, f16_key)]},
+        written={"by": "tools/tune.py", "keys": [k.to_json() for k in (ROW_KEY, f16_key)]},
         notes={f16_key: {"score": 0.93, "ranked_by": "timed on NVIDIA H200"}},
     )
     bench_json = tmp_path / "bench.json"
