@@ -31,8 +31,9 @@
 #                  JSON into bench.json as the key "e2e"
 #   torch_compile  tools/bench.py with torch.compile on three cases only
 #   tune           tools/tune.py --time 3 on the row reductions at [4096, 4096] (softmax,
-#                  layer_norm, rms_norm; float32 and float16): candidates timed on the
-#                  device alone, interleaved; its output goes to bench.md, the database
+#                  layer_norm, rms_norm; float32 and float16): the static reports built
+#                  by every CPU, the model's best 3 and the best persistent grid (with
+#                  and without prefetch) timed on the device alone, interleaved; its output goes to bench.md, the database
 #                  it would write into bench.json as the key "tune" (schedules/ is
 #                  updated here, by hand, from what it says)
 #   ncu            Nsight Compute on four kernels (softmax f16, layer_norm f32,
@@ -62,7 +63,7 @@ cd "$(dirname "$0")/.." || exit 2
 # name:seconds, in order: each step's own time limit (kernels_tests/test_gpu_check.py checks
 # the sum).
 # Each step also gets a KILL_GRACE, so sum(seconds) + 8 * KILL_GRACE <= TOTAL_LIMIT.
-STEPS=(setup:15 device:20 tiny:25 tests:90 bench:80 e2e:70 torch_compile:40 tune:60 ncu:40)
+STEPS=(setup:15 device:20 tiny:25 tests:70 bench:70 e2e:60 torch_compile:40 tune:100 ncu:40)
 TOTAL_LIMIT=470 # 7 min 50 s; the device call's own timeout_s: 540
 KILL_GRACE=3    # seconds between a step's TERM and its KILL
 

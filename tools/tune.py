@@ -20,8 +20,9 @@ they all take:
 2. the rest are ranked by the static model's time summed over the key's kernels,
    each against the rules' (`score`: 1.0 is the rules' time), ties by the least
    issue / memory time; the rules' own setting is not ranked (it is the baseline);
-3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K and the rules'
-   are compiled for `cuda` and timed on the device alone (`GpuTimer`: a CUDA graph of
+3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K, the best of
+   each kind of schedule not among them (`to_time`: a persistent grid, one that
+   prefetches: what the model cannot price) and the rules' are compiled for `cuda` and timed on the device alone (`GpuTimer`: a CUDA graph of
    many runs between CUDA events) in interleaved rounds (`time_trials`), and the times
    rank them instead. Where cuobjdump / nvdisasm are missing (a device image without
    the `test` extra), step 1 and 2 are skipped and every candidate is timed.
@@ -44,9 +45,12 @@ import argparse
 import datetime
 import json
 import math
+import multiprocessing
+import os
 import statistics
 import sys
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,6 +177,51 @@ def _report(case: Any, group: str, arch: str, db: ScheduleDB) -> KernelReport:
     raise CinnError(f"{case.name}: no kernel of group {group} in the report")
 
 
+_JOBS: list[tuple[Any, str, str, ScheduleDB]] = []
+"""The reports `static_reports` asks its worker processes for (inherited by fork)."""
+
+
+def _report_or_why(index: int) -> KernelReport | str:
+    """`_report` of job `index`, or why it failed (a str: exceptions do not always
+    survive pickling back from a worker)."""
+    try:
+        return _report(*_JOBS[index])
+    except CinnError as error:
+        return " ".join(str(error).split())[:120]
+
+
+def static_reports(
+    key: ScheduleKey, trials: Sequence[Trial], kernels: Sequence[Kernel], arch: str, jobs: int
+) -> list[list[KernelReport | str]]:
+    """Each trial's report of each kernel (a str where it failed), built by `jobs`
+    processes: a key has dozens of candidates over several kernels, each an NVRTC
+    build read back with cuobjdump (about 0.3 s), which one process would take
+    minutes over."""
+    _JOBS[:] = [
+        (
+            kernel.workload,
+            kernel.group,
+            arch,
+            ScheduleDB(arch)
+            if trial.knobs is None
+            else ScheduleDB(arch).with_entry(key, trial.knobs),
+        )
+        for trial in trials
+        for kernel in kernels
+    ]
+    try:
+        if jobs <= 1 or len(_JOBS) < 2:
+            flat = [_report_or_why(i) for i in range(len(_JOBS))]
+        else:
+            context = multiprocessing.get_context("fork")  # the jobs stay in this process
+            with ProcessPoolExecutor(min(jobs, len(_JOBS)), mp_context=context) as pool:
+                flat = list(pool.map(_report_or_why, range(len(_JOBS))))
+    finally:
+        _JOBS.clear()
+    width = len(kernels)
+    return [flat[i : i + width] for i in range(0, len(flat), width)]
+
+
 def _bad(
     report: KernelReport | None, rules: KernelReport | None, max_issue: float = MAX_ISSUE
 ) -> str:
@@ -195,35 +244,32 @@ def tune_key(
     keep: int,
     say: Any,
     static: bool = True,
+    jobs: int = 1,
 ) -> tuple[Trial, Trial, list[Trial]]:
     """The rules' trial, the winner and every trial of `key` over its kernels. Without
-    the static report (`static` False: no cuobjdump here) every candidate is timed."""
+    the static report (`static` False: no cuobjdump here) every candidate is timed.
+    `jobs`: processes building the static reports."""
     common = [c for c in kernels[0].candidates if all(c in k.candidates for k in kernels)]
     max_issue = MAX_ISSUE if timer is None else MAX_ISSUE_TIMED
     rules = Trial(None)
+    trials = [Trial(knobs, same_as_rules=_is_rules(knobs, kernels)) for knobs in common]
     if static:
-        try:
-            rules.reports = [_report(k.workload, k.group, arch, ScheduleDB(arch)) for k in kernels]
-        except CinnError as error:  # no static ranking for this key: time every candidate
-            say(f"    rules' report failed ({' '.join(str(error).split())[:120]}): all timed")
-            rules.reports, static = [], False
+        ranked = [rules, *(t for t in trials if not t.same_as_rules)]
+        found = static_reports(key, ranked, kernels, arch, jobs)
+        failed = [r for r in found[0] if isinstance(r, str)]
+        if failed:  # no static ranking for this key: time every candidate
+            say(f"    rules' report failed ({failed[0]}): all timed")
+            static = False
             if timer is None:
                 return rules, rules, []
-    trials = []
-    for knobs in common:
-        trial = Trial(knobs, same_as_rules=_is_rules(knobs, kernels))
-        trials.append(trial)
-        if trial.same_as_rules:
-            continue
-        db = ScheduleDB(arch).with_entry(key, knobs)
-        for kernel in kernels if static else ():
-            try:
-                trial.reports.append(_report(kernel.workload, kernel.group, arch, db))
-            except CinnError as error:
-                trial.reports.append(None)
-                trial.problem = " ".join(str(error).split())[:120]
-        for mine, theirs in zip(trial.reports, rules.reports, strict=True):
-            trial.problem = trial.problem or _bad(mine, theirs, max_issue)
+        else:
+            rules.reports = list(found[0])
+            for trial, reports in zip(ranked[1:], found[1:], strict=True):
+                problems = [r for r in reports if isinstance(r, str)]
+                trial.reports = [None if isinstance(r, str) else r for r in reports]
+                trial.problem = problems[0] if problems else ""
+                for mine, theirs in zip(trial.reports, rules.reports, strict=True):
+                    trial.problem = trial.problem or _bad(mine, theirs, max_issue)
     good = sorted(
         (t for t in trials if not t.problem and not t.same_as_rules),
         key=lambda t: (t.static_score(rules), t.issue_share(), _order(t)),
@@ -231,7 +277,7 @@ def tune_key(
     if not static:
         keep = len(good)
     if timer is not None and good:
-        good = good[:keep]
+        good = to_time(good, keep)
         time_trials(timer, [rules, *good], kernels, key, arch)
         if rules.problem:  # nothing to rank against (the GPU tests should have failed too)
             say(f"    the rules' own schedule: {rules.problem}")
@@ -241,6 +287,23 @@ def tune_key(
     for trial in trials:
         say(_trial_line(trial, rules))
     return rules, best, trials
+
+
+def to_time(ranked: Sequence[Trial], keep: int) -> list[Trial]:
+    """The trials to time, of `ranked` (the static model's order): its first `keep`,
+    and the first of each kind of schedule not among them (a kind: the knobs a
+    candidate sets, so a persistent grid, `blocks_per_sm`, and one that prefetches,
+    `prefetch`, are kinds of their own). The model prices bytes, instructions and
+    waves, not what those change (blocks launched once, loads in flight across a
+    block reduce's barriers): ranked alone they would never reach the GPU."""
+    chosen = list(ranked[:keep])
+    kinds = {frozenset(t.knobs or ()) for t in chosen}
+    for trial in ranked[keep:]:
+        kind = frozenset(trial.knobs or ())
+        if kind not in kinds:
+            chosen.append(trial)
+            kinds.add(kind)
+    return chosen
 
 
 def _is_rules(knobs: dict[str, int], kernels: Sequence[Kernel]) -> bool:
@@ -427,6 +490,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="an entry for every key")
     parser.add_argument("--list", action="store_true", help="list the workloads and keys")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes building the static reports (default: every CPU)",
+    )
+    parser.add_argument(
         "--merge",
         metavar="FILE",
         help="merge a database another run wrote (a GPU check's bench.json: its 'tune') "
@@ -481,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     done: list[ScheduleKey] = []
     for key, kernels in by_key.items():
         print(f"{key.describe()}: {', '.join(k.workload.name for k in kernels)}")
-        rules, best, _ = tune_key(key, kernels, args.arch, timer, keep, print, static)
+        rules, best, _ = tune_key(key, kernels, args.arch, timer, keep, print, static, args.jobs)
         score = best.timed_score(rules) if best.seconds else best.static_score(rules)
         gain = 1 - score
         entries = dict(db.entries)

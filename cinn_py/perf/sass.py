@@ -5,7 +5,8 @@
 - the *main path*: the instructions reachable from the entry (subroutines that only a
   `CALL` reaches, such as the IEEE divide's slow path, and the padding after the last
   `EXIT` are not), less the slow-path calls themselves (a forward conditional branch
-  over a region holding a `CALL`: the region is skipped, as the common case does). Both
+  over a region holding a `CALL` and no memory access or barrier: the region is
+  skipped, as the common case does). Both
   sides of every other conditional branch count, so a guarded tail and a grid
   reduction's last-block epilogue count as if every thread ran them;
 - loops (a branch backwards), each run `trips` times. The trip count comes from the
@@ -284,9 +285,20 @@ def main_path(function: SassFunction) -> list[Instruction]:
         if target is None or target <= n:
             continue
         region = range(n + 1, target)
-        if any(code[m].base == "CALL" for m in region):
+        if _slow_path(code[m] for m in region):
             skipped.update(region)
     return [code[n] for n in sorted(reached - skipped)]
+
+
+def _slow_path(region: Iterable[Instruction]) -> bool:
+    """Whether a region a forward branch may skip is a slow path: it calls a subroutine
+    (the IEEE divide's) and touches no global memory and no barrier. A guard around a
+    whole row (a persistent grid's `row < rows`) also holds the divide's call, and is
+    the common case, not the slow one."""
+    found = list(region)
+    return any(i.base == "CALL" for i in found) and not any(
+        i.memory is not None or i.base in ("BAR", "MEMBAR") for i in found
+    )
 
 
 # ---- loops ---------------------------------------------------------------------------------

@@ -199,3 +199,32 @@ def test_stores_only_lane_zero_makes_are_told_apart():
     assert dict(stats.stores) == {4: 1}
     assert dict(stats.lane_stores) == {("y", 16): 1, ("x", 8): 1, ("x", 4): 1}
     assert (stats.lane_store_bytes("x"), stats.lane_store_bytes("y")) == (12, 16)
+
+
+# A persistent grid's row guard: a forward branch over the whole row, which holds the
+# divide's slow-path call and the row's load and store. Only the call's own region is
+# the slow path; the row is the common case.
+GUARDED_ROW = """
+		Function : fn_guard
+        /*0000*/                   ISETP.GE.AND P1, PT, R0, 0x1000, PT ;
+        /*0010*/               @P1 BRA 0x90 ;
+        /*0020*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0030*/                   FCHK P0, R4, R5 ;
+        /*0040*/              @!P0 BRA 0x70 ;
+        /*0050*/                   MOV R13, 0x70 ;
+        /*0060*/                   CALL.REL.NOINC 0xb0 ;
+        /*0070*/                   STG.E.128 desc[UR4][R2.64], R4 ;
+        /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0090*/                   EXIT ;
+        /*00a0*/                   BRA 0xa0;
+        /*00b0*/                   FFMA R12, R8, R9, RZ ;
+        /*00c0*/                   RET.REL.NODEC R13 0x0 ;
+"""
+
+
+def test_a_guard_around_a_whole_row_is_not_a_slow_path():
+    (function,) = parse_sass(GUARDED_ROW).values()
+    addresses = [i.address for i in main_path(function)]
+    assert addresses == [0x0, 0x10, 0x20, 0x30, 0x40, 0x70, 0x80, 0x90]
+    stats = analyze(function)
+    assert (stats.load_bytes, stats.store_bytes) == (16, 16)

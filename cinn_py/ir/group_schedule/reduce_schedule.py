@@ -72,6 +72,7 @@ schedule too.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.buckets import bucket_floor
@@ -91,11 +92,18 @@ from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, LaunchConfig
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
-from cinn_py.ir.schedule.analysis import has_reduce, readers, single_store, storage_name
+from cinn_py.ir.schedule.analysis import (
+    has_reduce,
+    readers,
+    realizes,
+    single_store,
+    storage_name,
+)
 from cinn_py.ir.schedule.cache_read import cache_problem
 from cinn_py.ir.schedule.loop_transformation import static_factor
+from cinn_py.ir.schedule.persistent_blocks import row_blocks
 from cinn_py.ir.schedule.reduction_fusion import fusion_problem
-from cinn_py.ir.stmt import ArgIO, LoweredFunc
+from cinn_py.ir.stmt import ArgIO, For, LoweredFunc
 from cinn_py.ir.visitor import nodes
 
 ELEMENTS_PER_THREAD = 4
@@ -112,6 +120,13 @@ MAX_LANES = 8
 ROWS_PER_BLOCK = 8
 """Rows (warps) per thread block when one warp walks a row: 256 threads."""
 ROW_THREAD_AXIS = "threadIdx.y"
+PERSISTENT_SM_SHARE = 4
+"""A persistent grid keeps at least 1 / 4 of an SM's threads (512 of 2048) busy: fewer
+keep too few loads in flight to cover the memory's latency, and no later block comes
+to make up for it."""
+PERSISTENT_MIN_ROWS = 2
+"""A persistent grid's blocks each walk at least this many of the rows' blocks (else it
+is the one-block-a-row schedule with a loop around it)."""
 MIN_ROW_COLS = 64
 """Below this many cols a lone row reduction keeps one thread per row (a block would
 leave most of its threads idle)."""
@@ -277,10 +292,14 @@ def schedule_rows(
     pattern: RowPattern,
     threads: int | None = None,
     per_block: int | None = None,
+    blocks_per_sm: int = 0,
+    prefetch: bool = False,
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the row schedule's primitives; the caller finishes (guards) and traces.
     `threads` (a row) and `per_block` (rows a block), for a function of static shape:
-    one of `row_candidates` instead of the rules."""
+    one of `row_candidates` instead of the rules. `blocks_per_sm` > 0: a grid of that
+    many blocks an SM, each walking rows that far apart (`persist_rows`); `prefetch`
+    with it: each row's input loads issued one row ahead (`IRSchedule.prefetch_rows`)."""
     sch = IRSchedule(func)
     bound = symbolic_cols_bound(func, pattern)
     if bound is None:
@@ -339,9 +358,95 @@ def schedule_rows(
             sch.keep_in_registers(block, pattern.axes, threads, per_block, lanes, bound)
         except ScheduleError:  # a reader off the walk (a reduction simplified away)
             sch.compute_inline(block)
-    _cache_rows(sch, pattern, threads, per_block, lanes, target.row_cache_bytes, bound)
+    budget, caches = _cache_rows(
+        sch, pattern, threads, per_block, lanes, target.row_cache_bytes, bound
+    )
     fuse_sibling_reductions(sch)
+    if blocks_per_sm:
+        grid = persistent_grid(target, blocks_per_sm)
+        prefetched = caches if prefetch else []
+        steps = persist_rows(sch, pattern, threads, per_block, lanes, budget, grid, prefetched)
+        return sch, LaunchConfig(threads=threads * per_block, blocks=grid, steps=steps)
     return sch, LaunchConfig(threads=threads * per_block, blocks=blocks, steps=1)
+
+
+def persistent_candidates(
+    func: LoweredFunc, pattern: RowPattern, target: TargetInfo, threads: int, per_block: int
+) -> list[int]:
+    """The blocks an SM (`blocks_per_sm`, powers of two) a persistent grid of the row
+    schedule can take for `func` of static shape at `threads` a row and `per_block`
+    rows a block: from a quarter of the SM's threads (`PERSISTENT_SM_SHARE`) to as
+    many as it holds (`TargetInfo.max_threads_per_sm`), each block walking at least
+    `PERSISTENT_MIN_ROWS` of the rows' blocks; none for a function with a block of no
+    loop (`persist_blocks` refuses those)."""
+    if takes_dims(func) or any(
+        not any(isinstance(n, For) for n in path) for _, path in realizes(func)
+    ):
+        return []
+    blocks = -(-pattern.rows // per_block)
+    block_threads = threads * per_block
+    most = target.max_threads_per_sm // block_threads
+    least = -(-target.max_threads_per_sm // (PERSISTENT_SM_SHARE * block_threads))
+    found = []
+    count = pow2_at_least(least)
+    while count <= most and persistent_grid(target, count) * PERSISTENT_MIN_ROWS <= blocks:
+        found.append(count)
+        count *= 2
+    return found
+
+
+def persistent_grid(target: TargetInfo, blocks_per_sm: int) -> int:
+    """The blocks a persistent row schedule launches: `blocks_per_sm` on every SM."""
+    return target.sm_count * blocks_per_sm
+
+
+def persist_rows(
+    sch: IRSchedule,
+    pattern: RowPattern,
+    threads: int,
+    per_block: int,
+    lanes: int,
+    budget: int,
+    grid: int,
+    prefetch: Sequence[str] = (),
+) -> int:
+    """`grid` blocks, each walking the rows `grid` apart (`IRSchedule.persist_blocks`),
+    and what that makes worth it: each input every row shares (a norm's weight and
+    bias, of the row's own shape) kept in registers within what is left of the budget
+    (`budget` bytes a thread, after the rows' own caches), loaded once per block before
+    its rows instead of once per row; the row caches named in `prefetch`
+    double-buffered (the next row's loads issued before this row's reductions,
+    `IRSchedule.prefetch_rows`). Returns the rows a block walks (the launch's steps)."""
+    row_dims = tuple(pattern.shape[d] for d in pattern.axes)
+    steps = -(-pattern.cols // (threads * lanes))
+    for cache in sch.func.temp_buffers:
+        if cache.name in prefetch:  # its second buffer comes out of the budget too
+            budget -= steps * lanes * cache.dtype.itemsize
+    if steps <= MAX_CACHED_STEPS:
+        for arg in sch.func.args:
+            value = arg.value
+            if arg.io is not ArgIO.INPUT or not isinstance(value, Buffer):
+                continue
+            if _static_shape(value) != row_dims or len(row_dims) == len(pattern.shape):
+                continue
+            size = steps * lanes * value.dtype.itemsize
+            axes = tuple(range(len(row_dims)))
+            if size > budget or cache_problem(sch.func, arg.name, axes, threads, 1, lanes):
+                continue
+            sch.cache_read(arg.name, "local", axes, threads, 1, lanes)
+            budget -= size
+    blocks = row_blocks(sch.func)
+    if blocks is None or blocks <= grid:
+        raise ScheduleError(
+            "auto_schedule",
+            sch.func.name,
+            f"a grid of {grid} blocks walking rows needs more blocks of rows "
+            f"(the schedule launches {blocks})",
+        )
+    sch.persist_blocks(grid)
+    for name in prefetch:
+        sch.prefetch_rows(name)
+    return -(-blocks // grid)
 
 
 def _rule_rows_per_block(
@@ -450,18 +555,19 @@ def _cache_rows(
     lanes: int,
     budget: int,
     bound: int | None = None,
-) -> None:
+) -> tuple[int, list[str]]:
     """Keeps in registers each input row that several passes read (a softmax's x: the
     max, the sum, the normalize), so the row leaves HBM once; with vectors, also an
     input only a reduction reads, so that its loads are 16 bytes each, issued up front.
     Within the register budget (`budget` bytes a thread, all inputs together:
     `TargetInfo.row_cache_bytes`; a row that does not fit is read again by each pass,
     from L1/L2), inputs read by several passes first. A row of symbolic length is
-    cached to its bucket's `bound` (the columns past the length not loaded)."""
+    cached to its bucket's `bound` (the columns past the length not loaded). Returns
+    the budget left and the caches' names (their fill blocks')."""
     cols = pattern.cols if bound is None else bound
     steps = -(-cols // (threads * lanes))
     if steps > MAX_CACHED_STEPS:
-        return
+        return budget, []
     wanted: list[tuple[bool, int, str]] = []
     for arg in sch.func.args:
         value = arg.value
@@ -476,12 +582,15 @@ def _cache_rows(
             if not single or not has_reduce(sch.get(BlockRef(blocks[0])).schedule_block):
                 continue
         wanted.append((len(blocks) < 2, size, arg.name))
+    caches = []
     for _, size, name in sorted(wanted, key=lambda w: w[0]):
         if size > budget:
             continue
         if cache_problem(sch.func, name, pattern.axes, threads, per_block, lanes, bound) is None:
-            sch.cache_read(name, "local", pattern.axes, threads, per_block, lanes, bound)
+            block = sch.cache_read(name, "local", pattern.axes, threads, per_block, lanes, bound)
+            caches.append(block.name)
             budget -= size
+    return budget, caches
 
 
 def _bind_rows(sch: IRSchedule, loops: list[LoopRef], per_block: int) -> None:

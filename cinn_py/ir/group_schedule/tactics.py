@@ -66,6 +66,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
     MIN_ROW_COLS,
     find_reduces,
     lanes_for,
+    persistent_candidates,
     row_candidates,
     rows_per_block,
     schedule_rows,
@@ -351,7 +352,7 @@ class RowTactic(Tactic):
     """A thread block (or a warp) per row (`reduce_schedule.py`)."""
 
     name = "row"
-    knob_names = ("threads_per_row", "rows_per_block")
+    knob_names = ("threads_per_row", "rows_per_block", "blocks_per_sm", "prefetch")
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -380,16 +381,25 @@ class RowTactic(Tactic):
         if knobs is None:
             return schedule_rows(func, target, _given(pattern))
         threads, per_block = knobs["threads_per_row"], knobs["rows_per_block"]
-        return schedule_rows(func, target, _given(pattern), threads, per_block)
+        persistent, prefetch = knobs.get("blocks_per_sm", 0), bool(knobs.get("prefetch", 0))
+        return schedule_rows(
+            func, target, _given(pattern), threads, per_block, persistent, prefetch
+        )
 
     def settings(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
         pattern = _given(pattern)
-        return [
-            {"threads_per_row": threads, "rows_per_block": per_block}
-            for threads, per_block in row_candidates(func, pattern, target)
-        ]
+        found = []
+        for threads, per_block in row_candidates(func, pattern, target):
+            setting = {"threads_per_row": threads, "rows_per_block": per_block}
+            found.append(setting)  # one block of rows each (the knob's 0, left out)
+            for blocks_per_sm in persistent_candidates(func, pattern, target, threads, per_block):
+                persistent = setting | {"blocks_per_sm": blocks_per_sm}
+                found.append(persistent)
+                if per_block == 1:  # the next row's loads issued ahead (one row a block)
+                    found.append(persistent | {"prefetch": 1})
+        return found
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -400,6 +410,8 @@ class RowTactic(Tactic):
         return {
             "threads_per_row": threads,
             "rows_per_block": rows_per_block(pattern, threads, target),
+            "blocks_per_sm": 0,
+            "prefetch": 0,
             "lanes": lanes,
         }
 

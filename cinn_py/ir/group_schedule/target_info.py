@@ -27,6 +27,9 @@ class TargetInfo:
     sm_count: int
     max_blocks_per_sm: int
     max_threads_per_block: int = 1024
+    max_threads_per_sm: int = 2048
+    """Threads resident on one SM at most (2048 on sm_80 and sm_90): the most blocks an
+    SM a persistent grid asks for (`reduce_schedule.persistent_candidates`)."""
     max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     warp_size: int = 32
     memory_alignment: int = 256
@@ -53,6 +56,7 @@ class TargetInfo:
             "sm_count",
             "max_blocks_per_sm",
             "max_threads_per_block",
+            "max_threads_per_sm",
             "warp_size",
             "memory_alignment",
             "vector_alignment",

@@ -364,7 +364,11 @@ def _locate(
     threads = [loop.loop_var for loop in loops if loop.bind_info is THREAD_AXIS]
     threads += [r.reduce_axis[0] for r in reduces if r.thread_axis == THREAD_AXIS.value]
     warps = [loop.loop_var for loop in loops if loop.bind_info is WARP_ROW_AXIS]
-    if row is None or len(threads) != 1 or len(warps) != (walk.rows_per_block > 1):
+    if not walk.kept:  # the same for every row (and every warp): any row reads it
+        row, warps = IntImm(0), []
+    elif row is None or len(warps) != (walk.rows_per_block > 1):
+        row = None
+    if row is None or len(threads) != 1:
         axes = [ROW_AXIS.value, THREAD_AXIS.value]
         if walk.rows_per_block > 1:
             axes.insert(1, WARP_ROW_AXIS.value)
@@ -480,30 +484,33 @@ class _Redirect(RedirectReads):
 
 def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk, name: str) -> For:
     """blockIdx.x [x threadIdx.y] rows / unrolled steps / threadIdx.x [/ vectorized
-    lanes]: cache[r, s, t(, v)] = buffer[r, (s * T + t)(* V + v)]."""
+    lanes]: cache[r, s, t(, v)] = buffer[r, (s * T + t)(* V + v)]. A buffer with no kept
+    dims (the same for every row: a norm's weight) has no rows' loop: every thread of
+    every block fills its own elements, cache[0, s, t(, v)]."""
     taken = taken_names(func) | {name}
     per_block, lanes = walk.rows_per_block, walk.lanes
+    invariant = not walk.kept
     rows: Expr = walk.row_count
     exact = static_factor(rows) % per_block == 0  # for every value (B * 8 heads * S)
     blocks = simplify((rows + IntImm(0 if exact else per_block - 1)) / IntImm(per_block))
-    parts: list[tuple[str, Expr]] = [
-        ("row", blocks),
-        ("s", IntImm(walk.steps)),
-        ("t", IntImm(walk.threads)),
-    ]
-    if per_block > 1:
-        parts.insert(1, ("warp", IntImm(per_block)))
+    parts: dict[str, Expr] = {}
+    if not invariant:
+        parts["row"] = blocks
+        if per_block > 1:
+            parts["warp"] = IntImm(per_block)
+    parts["s"] = IntImm(walk.steps)
+    parts["t"] = IntImm(walk.threads)
     if lanes > 1:
-        parts.append(("v", IntImm(lanes)))
-    loop_vars = [
-        Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=_upper(extent))
-        for part, extent in parts
-    ]
-    block_row = loop_vars[0]
-    step, thread = loop_vars[2 if per_block > 1 else 1], loop_vars[3 if per_block > 1 else 2]
-    lane = loop_vars[-1] if lanes > 1 else None
-    row = block_row if per_block == 1 else block_row * IntImm(per_block) + loop_vars[1]
-    if not exact:
+        parts["v"] = IntImm(lanes)
+    loop = {
+        part: Var(fresh_name(f"{name}_{part}", taken), lower=0, upper=_upper(extent))
+        for part, extent in parts.items()
+    }
+    step, thread, lane = loop["s"], loop["t"], loop.get("v")
+    row: Expr = IntImm(0)
+    if not invariant:
+        row = loop["row"] if per_block == 1 else loop["row"] * IntImm(per_block) + loop["warp"]
+    if not exact and not invariant:
         # A warp past the last row loads the last row again: finish_schedule clamps
         # the rows of cross-thread Reduces the same way (every warp must reach the
         # combine), and such a warp then folds and stores that row's values bit for bit.
@@ -539,9 +546,11 @@ def _fill_block(func: LoweredFunc, buffer: Buffer, cache: Buffer, walk: RowWalk,
         nest = For(lane, 0, lanes, ForType.VECTORIZED, nest)
     nest = For(thread, 0, walk.threads, ForType.SERIAL, nest, THREAD_AXIS)
     nest = For(step, 0, walk.steps, ForType.UNROLLED, nest)
+    if invariant:
+        return nest
     if per_block > 1:
-        nest = For(loop_vars[1], 0, per_block, ForType.SERIAL, nest, WARP_ROW_AXIS)
-    return For(block_row, 0, parts[0][1], ForType.SERIAL, nest, ROW_AXIS)
+        nest = For(loop["warp"], 0, per_block, ForType.SERIAL, nest, WARP_ROW_AXIS)
+    return For(loop["row"], 0, parts["row"], ForType.SERIAL, nest, ROW_AXIS)
 
 
 def _upper(extent: Expr) -> int | None:

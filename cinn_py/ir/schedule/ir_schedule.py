@@ -21,6 +21,7 @@ from cinn_py.ir.schedule import (
     for_kind,
     grid_reduce,
     loop_transformation,
+    persistent_blocks,
     reduction,
     reduction_fusion,
     row_registers,
@@ -324,6 +325,29 @@ class IRSchedule:
         if pad:
             inputs["pad"] = pad
         self._record("cache_tile", inputs, output)
+        return output
+
+    # ---- the grid ----------------------------------------------------------------------
+
+    def persist_blocks(self, grid: int) -> tuple[LoopRef, LoopRef]:
+        """Launches `grid` thread blocks instead of one per blockIdx.x row, each walking
+        the rows `blockIdx.x + k * grid` in one loop around every nest; nests that come
+        first and only fill registers every row shares run once per block, before it
+        (`persistent_blocks.py`). Returns the grid's loop and the rows' loop."""
+        self._func, names = persistent_blocks.persist_blocks(self._func, as_int(grid))
+        outputs = (LoopRef(names[0]), LoopRef(names[1]))
+        self._record("persist_blocks", {"grid": grid}, outputs)
+        return outputs
+
+    def prefetch_rows(self, block: BlockRef | str) -> BlockRef:
+        """Double-buffers the register cache `block` fills (a `cache_read` block inside
+        the rows' loop `persist_blocks` made): each row issues the loads of the row one
+        grid further on before its own reductions, into `<cache>_next`, and starts by
+        copying them in (`persistent_blocks.prefetch_rows`). Returns the new fill."""
+        ref = BlockRef(_block_name(block))
+        self._func, name = persistent_blocks.prefetch_rows(self._func, ref.name)
+        output = BlockRef(name)
+        self._record("prefetch_rows", {"block": ref}, output)
         return output
 
     # ---- barriers ----------------------------------------------------------------------

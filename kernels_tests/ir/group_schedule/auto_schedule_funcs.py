@@ -284,3 +284,21 @@ def run_interpreted(func: LoweredFunc, inputs: dict[str, np.ndarray]) -> dict[st
             outputs[arg.name] = buffers[arg.name] = np.full(shape, fill, dtype)
     run_function(func, buffers)
     return outputs
+
+
+def run_emulated(module, kernel, inputs: dict[str, np.ndarray], want: dict[str, np.ndarray]):
+    """`kernel` of the emulated `module` launched on `inputs`: its outputs, each filled
+    with NaN first (shaped like `want`'s, the interpreter's), workspaces zeroed (the
+    grid's partials and counter)."""
+    args, outputs = [], {}
+    for arg in kernel.args:
+        if arg.io is ArgIO.INPUT:
+            args.append(inputs[arg.name])
+        elif arg.io is ArgIO.WORKSPACE:
+            shape = [int(d.value) for d in arg.value.shape]
+            args.append(np.zeros(shape, arg.value.dtype.numpy))
+        else:
+            outputs[arg.name] = np.full(want[arg.name].shape, np.nan, want[arg.name].dtype)
+            args.append(outputs[arg.name])
+    module.launch(kernel.name, kernel.grid, kernel.block, args, kernel.shared_mem)
+    return outputs

@@ -477,3 +477,48 @@ def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
     bench_json.write_text("not json")
     assert tune.main(["--merge", str(bench_json), "--out", str(out)]) == 2
     assert f"schedule database {bench_json}: not JSON" in capsys.readouterr().err
+
+
+def test_the_tuner_times_the_best_of_each_kind_of_schedule_too():
+    """The model cannot price a persistent grid or a prefetch: beside the K it ranks
+    first, the tuner times the best-ranked candidate of each kind (the knobs it sets)."""
+    tune = load_tool("tune")
+    one = {"threads_per_row": 128, "rows_per_block": 1}
+    ranked = [
+        tune.Trial(one),
+        tune.Trial({"threads_per_row": 256, "rows_per_block": 1}),
+        tune.Trial(one | {"blocks_per_sm": 4}),
+        tune.Trial({"threads_per_row": 64, "rows_per_block": 1}),
+        tune.Trial(one | {"blocks_per_sm": 8}),
+        tune.Trial(one | {"blocks_per_sm": 4, "prefetch": 1}),
+    ]
+    chosen = tune.to_time(ranked, keep=2)
+    assert [t.knobs for t in chosen] == [
+        t.knobs for t in (ranked[0], ranked[1], ranked[2], ranked[5])
+    ]
+    assert tune.to_time(ranked, keep=6) == ranked
+    assert tune.to_time(ranked[:1], keep=3) == ranked[:1]
+
+
+@pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
+def test_the_static_reports_are_the_same_from_worker_processes():
+    """`static_reports` with 2 processes gives each trial's reports in order, as one
+    process does."""
+    tune = load_tool("tune")
+    bench = tune._bench()
+    (case,) = tune.workloads(bench, ["softmax"], ["float16"], [(8, 4096)])
+    kernels = tune.kernels_of(case, "sm_90")
+    key = kernels[0].key
+    trials = [tune.Trial(None), *(tune.Trial(k) for k in kernels[0].candidates[:3])]
+    serial = tune.static_reports(key, trials, kernels, "sm_90", jobs=1)
+    parallel = tune.static_reports(key, trials, kernels, "sm_90", jobs=2)
+    assert [[r.name for r in reports] for reports in parallel] == [
+        [r.name for r in reports] for reports in serial
+    ]
+    for mine, theirs in zip(parallel, serial, strict=True):
+        assert [(r.grid, r.block, r.resources) for r in mine] == [
+            (r.grid, r.block, r.resources) for r in theirs
+        ]
+        assert [r.estimate for r in mine] == [r.estimate for r in theirs]
+    assert len({(r[0].grid, r[0].block) for r in parallel}) == 4  # 4 settings, 4 launches
+    assert not tune._JOBS  # nothing left for a later call

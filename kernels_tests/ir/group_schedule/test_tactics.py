@@ -101,7 +101,13 @@ def test_knobs_are_what_the_schedule_decided(functions, name):
     knobs = chosen.knobs(func, target, pattern)
     launch = auto_schedule(func, target, pattern).launch
     if tactic == "row":  # 300 float32: 4 lanes, 75 vectors -> a warp a row, 8 a block
-        assert knobs == {"threads_per_row": 32, "rows_per_block": 8, "lanes": 4}
+        assert knobs == {
+            "threads_per_row": 32,
+            "rows_per_block": 8,
+            "blocks_per_sm": 0,
+            "prefetch": 0,
+            "lanes": 4,
+        }
         assert (launch.threads, launch.blocks) == (32 * 8, 64 // 8)
     elif tactic == "grid":
         assert knobs == {

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from auto_schedule_funcs import inputs_for, run_interpreted
+from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
 from reduction_programs import lowered, reduction
 
 from cinn_py.backends import cuda_emu
 from cinn_py.backends.codegen_cuda import generate_cuda
 from cinn_py.ir.group_schedule import TargetInfo
 from cinn_py.ir.group_schedule.tactics import TACTICS
-from cinn_py.ir.stmt import ArgIO, LoweredFunc
+from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
@@ -91,20 +91,7 @@ def test_every_candidate_computes_the_interpreters_numbers_on_cuda_emu():
     for (name, knobs, func, _), kernel in zip(found, source.kernels, strict=True):
         inputs = inputs_for(func, rng)
         want = run_interpreted(func, inputs)
-        args, outputs = [], {}
-        for arg in kernel.args:
-            if arg.io is ArgIO.INPUT:
-                args.append(inputs[arg.name])
-                continue
-            if arg.io is ArgIO.WORKSPACE:  # the grid's partials and counter, zeroed
-                shape = [int(d.value) for d in arg.value.shape]
-                args.append(np.zeros(shape, arg.value.dtype.numpy))
-                continue
-            like = want[arg.name]
-            outputs[arg.name] = np.full(like.shape, np.nan, like.dtype)
-            args.append(outputs[arg.name])
-        module.launch(kernel.name, kernel.grid, kernel.block, args, kernel.shared_mem)
-        for out, value in outputs.items():
+        for out, value in run_emulated(module, kernel, inputs, want).items():
             rtol, atol = tolerance(value.dtype)
             np.testing.assert_allclose(
                 value.astype(np.float64),
