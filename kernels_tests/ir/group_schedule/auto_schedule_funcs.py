@@ -278,12 +278,17 @@ def run_interpreted(func: LoweredFunc, inputs: dict[str, np.ndarray]) -> dict[st
             buf = arg.value
             shape = tuple(int(d.value) for d in buf.shape)
             dtype = storage_dtype(buf.dtype)
-            fill = (
-                np.nan if dtype.kind == "f" else (0xFFFF if buf.dtype is DataType.BFLOAT16 else 1)
-            )
-            outputs[arg.name] = buffers[arg.name] = np.full(shape, fill, dtype)
+            outputs[arg.name] = buffers[arg.name] = np.full(shape, _unset(buf.dtype, dtype), dtype)
     run_function(func, buffers)
     return outputs
+
+
+def _unset(dtype: DataType, storage: np.dtype) -> float | int:
+    """What an output starts as, so that an element nobody stores stands out: NaN (a
+    bfloat16 NaN's bits, 0xFFFF, in its uint16 storage), or 1 for ints and bools."""
+    if storage.kind == "f":
+        return np.nan
+    return 0xFFFF if dtype is DataType.BFLOAT16 else 1
 
 
 def run_emulated(module, kernel, inputs: dict[str, np.ndarray], want: dict[str, np.ndarray]):
@@ -298,7 +303,9 @@ def run_emulated(module, kernel, inputs: dict[str, np.ndarray], want: dict[str, 
             shape = [int(d.value) for d in arg.value.shape]
             args.append(np.zeros(shape, arg.value.dtype.numpy))
         else:
-            outputs[arg.name] = np.full(want[arg.name].shape, np.nan, want[arg.name].dtype)
+            like = want[arg.name]
+            fill = _unset(arg.value.dtype, like.dtype)
+            outputs[arg.name] = np.full(like.shape, fill, like.dtype)
             args.append(outputs[arg.name])
     module.launch(kernel.name, kernel.grid, kernel.block, args, kernel.shared_mem)
     return outputs

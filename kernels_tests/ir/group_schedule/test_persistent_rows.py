@@ -76,6 +76,7 @@ CASES = {
     "layer_norm_f16_129x256": lambda: _norm("layer_norm", (129, 256), F16),
     "rms_norm_7x1000": lambda: _norm("rms_norm", (7, 1000)),
     "rms_norm_f16_33x1000": lambda: _norm("rms_norm", (33, 1000), F16),
+    "rms_norm_bf16_129x64": lambda: _norm("rms_norm", (129, 64), DataType.BFLOAT16),
     "softmax_f16_129x33": lambda: _softmax((129, 33), F16),
     "softmax_7x1000": lambda: _softmax((7, 1000)),
     "row_sum_129x129": lambda: reduction((129, 129), [1]),
@@ -119,8 +120,8 @@ def _check(got: np.ndarray, want: np.ndarray, what: str) -> None:
 
 def test_every_persistent_candidate_matches_the_unscheduled_function_on_cuda_emu():
     found = _persistent_candidates()
-    assert len(found) == 8 * 6 + 2
-    assert sum(1 for _, knobs, *_ in found if knobs.get("prefetch")) == 17
+    assert len(found) == 9 * 6 + 3
+    assert sum(1 for _, knobs, *_ in found if knobs.get("prefetch")) == 18
     source = generate_cuda([scheduled for *_, scheduled in found])
     module = cuda_emu.compile(source.source)
     rng = np.random.default_rng(0)
