@@ -107,17 +107,6 @@ def persist_blocks(func: LoweredFunc, grid: int) -> tuple[LoweredFunc, tuple[str
     return LoweredFunc(func.name, func.args, body, func.temp_buffers), (block.name, wave.name)
 
 
-def persist_problem(func: LoweredFunc, grid: int) -> str | None:
-    """Why `persist_blocks(func, grid)` would refuse, or None."""
-    try:
-        _, extent = _nests(func)
-    except ScheduleError as error:
-        return error.why
-    if grid >= extent:
-        return f"grid {grid}: the function launches {extent} blocks"
-    return None
-
-
 def row_blocks(func: LoweredFunc) -> int | None:
     """The blocks along x `func` launches (its blockIdx.x loops' largest extent), where
     `persist_blocks` can take it; None where it cannot."""
