@@ -521,7 +521,7 @@ def test_launch_lines_count_shared_arrays_in_ir_and_dump(capsys, tmp_path):
         "(tensor<64x96xf32>) -> tensor<96x64xf32>\n",
     )
     launch = (
-        "// launch fn_group_0: grid (6, 1, 1), block (32, 8, 1) (1536 threads in all); "
+        "// launch fn_group_0: grid (6, 1, 1), block (8, 32, 1) (1536 threads in all); "
         "shared memory: 0 B dynamic, 4224 B in __shared__ arrays\n"  # a 32 x 33 float tile
     )
     code, out, _ = run_cli(capsys, "ir", path, "--stage", "scheduled", "--target", "cuda-emu")

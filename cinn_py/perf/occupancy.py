@@ -1,9 +1,10 @@
 """Blocks per SM, occupancy and waves, as CUDA's occupancy calculator works them out.
 
 `GpuSpec` holds the per-SM facts the report needs. `TargetInfo` (the scheduler's view
-of a device) has the SM count only; the rest lives here until the scheduler needs it
-too (then `registers_per_sm`, `max_threads_per_sm`, `max_resident_blocks`,
-`shared_per_sm` and the bandwidth belong on TargetInfo).
+of a device) has the SM count and the threads an SM holds (a persistent row grid's
+candidates), which the spec takes from it; the rest lives here until the scheduler
+needs it too (then `registers_per_sm`, `max_resident_blocks`, `shared_per_sm` and the
+bandwidth belong on TargetInfo).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class GpuSpec:
     register_granularity: int = 256
     """Registers are given to a warp in units of this many (8 a thread)."""
     max_registers_per_thread: int = 255
-    max_threads_per_sm: int = 2048
+    max_threads_per_sm: int = TargetInfo.cuda().max_threads_per_sm
     max_resident_blocks: int = 32
     """The hardware's limit of resident blocks per SM (not TargetInfo.max_blocks_per_sm,
     which is how many blocks per SM a launch asks for before it grid-strides)."""

@@ -26,8 +26,6 @@ MIN_WAVES = 2.0
 VECTOR = 16
 
 KNOWN_GAPS = {
-    ("transpose_f32_8192x8192", "vectors"): "the tile copies scalars (4 B)",
-    ("transpose_f16_8192x8192", "vectors"): "pairs of halves (4 B) a thread, not 16 B",
     ("reduce_sum_cols_f32_8192x8192", "vectors"): "one column a thread: 4-byte loads",
     ("reduce_sum_cols_f32_8192x8192", "waves"): "256 blocks of 1024 threads: 0.97 waves",
 }

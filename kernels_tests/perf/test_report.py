@@ -150,8 +150,8 @@ def test_perf_report_tool_reports_the_symbolic_programs_of_a_case(capsys):
         "transpose_f32_8192x8192 all -1",
     ]
     grid = COLUMNS.index("grid x block") + 2
-    assert cells[0][grid] == "65536 x 32x8"
-    assert cells[2][grid] == "256x256 x 32x8"  # tiled over both dims as arguments
+    assert cells[0][grid] == "65536 x 8x32"  # 16-byte vectors: 8 threads a tile row
+    assert cells[2][grid] == "256x256 x 32x8"  # tiled over both dims as arguments: scalars
     assert all(c[1] == "1.00" for c in cells)  # the minimum bytes, static or not
 
 

@@ -76,14 +76,15 @@ from cinn_py.ir.group_schedule.reduce_schedule import (
 from cinn_py.ir.group_schedule.schedule_db import ScheduleKey
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.group_schedule.tile_schedule import (
-    PAD,
-    TILE,
-    TILE_ROWS,
-    TILE_ROWS_CHOICES,
     schedule_tiles,
+    tile_lane_choices,
     tile_lanes,
+    tile_pad,
     tile_plan,
     tile_problem,
+    tile_rows_choices,
+    tile_rows_rule,
+    tile_threads_x,
 )
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import IRSchedule
@@ -448,10 +449,11 @@ class TileTactic(Tactic):
         plan = tile_plan(func)
         if plan is None:
             return []
+        itemsize = min(a.value.dtype.itemsize for a in func.args if isinstance(a.value, Buffer))
         return [
             {"lanes": lanes, "tile_rows": rows}
-            for lanes in sorted({1, tile_lanes(func, plan)})
-            for rows in TILE_ROWS_CHOICES
+            for lanes in tile_lane_choices(func, plan)
+            for rows in tile_rows_choices(tile_threads_x(lanes, itemsize) * lanes)
         ]
 
     def knobs(
@@ -459,7 +461,14 @@ class TileTactic(Tactic):
     ) -> dict[str, int]:
         plan = tile_plan(func)
         lanes = 1 if plan is None else tile_lanes(func, plan)
-        return {"tile": TILE, "tile_rows": TILE_ROWS, "pad": PAD * lanes, "lanes": lanes}
+        itemsize = min(a.value.dtype.itemsize for a in func.args if isinstance(a.value, Buffer))
+        threads_x = tile_threads_x(lanes, itemsize)
+        return {
+            "tile": threads_x * lanes,
+            "tile_rows": tile_rows_rule(threads_x, threads_x * lanes),
+            "pad": tile_pad(lanes, itemsize),
+            "lanes": lanes,
+        }
 
 
 class FlatTactic(Tactic):

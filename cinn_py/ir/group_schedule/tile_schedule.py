@@ -21,9 +21,13 @@ such a transposed read, and cuts the two dims involved into 32 x 32 tiles:
     sync_threads(x_shared)
         the barrier between the fill and the reads of other threads' elements
 
-2-byte elements (float16, bfloat16) with both tiled dims static multiples of 64 take
-64 x 64 tiles, each thread a pair of columns along a tile row (`tile_lanes`): the
-fill loads and the block stores 4 bytes a thread, a warp's row one 128-byte line.
+Where every buffer holds elements of one size and both tiled dims are static
+multiples of a 128-byte tile row (32 float32, 64 float16), each thread takes 16 bytes
+of a tile row (`tile_lanes`: 8 threads a row, 32 rows of threads): the fill loads and
+the block stores one 16-byte vector a thread and row, the shared tile is read and
+written an element at a time (rows of 33 float32: a warp's 8 x 4 threads reading a
+column fall on 32 banks). 2-byte elements may also take a pair of columns a thread
+(64 x 64 tiles of 32 threads a row, 4 bytes an access): a tuner's candidate.
 
 Every input read with the same transposition gets its own tile; other loads (inputs
 in the output's order, broadcasts) are read directly. Edges where 32 does not divide a
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 
 from cinn_py.ir.dim_values import concrete
 from cinn_py.ir.expr import Buffer, IntImm, Load, Var
-from cinn_py.ir.group_schedule.launch_config import LaunchConfig
+from cinn_py.ir.group_schedule.launch_config import VECTOR_BYTES, LaunchConfig
 from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.schedule import IRSchedule, LoopRef
@@ -52,14 +56,21 @@ TILE_ROWS = 8
 """Threads along the tile's rows (threadIdx.y): 32 x 8 = 256 threads, 4 rows each (the
 rule; `tile_rows` is a tunable knob)."""
 TILE_ROWS_CHOICES = (4, 8, 16, 32)
-"""The rows of threads a tile may take (128 to 1024 threads a block; each divides every
-tile's side, 32 or 64): the tile tactic's `tile_rows` settings."""
+"""The rows of threads a tile may take (x 32 threads a row for scalars: 128 to 1024 a
+block; x 8 for 16-byte vectors: 32 to 256): the tile tactic's `tile_rows` settings,
+those dividing the tile's side (`tile_rows_choices`: a 16-wide tile takes 4 to 16)."""
 PAD = 1
 """Extra elements per tile row in shared memory, so a tile column hits every bank
 (times the lanes: a 2-byte tile's rows stay 4-byte aligned for its pair stores)."""
 TILE_LANES = 2
 """Elements a thread takes along a tile row for 2-byte dtypes: 64 x 64 tiles whose warp
 rows are 128 bytes, as a float32 tile's are."""
+TILE_ROW_BYTES = 128
+"""A tile row of 16-byte vectors: 8 threads of 16 bytes (a float32 tile is 32 wide, a
+float16 one 64), so each thread loads and stores one `VECTOR_BYTES` vector a row."""
+VECTOR_TILE_ROWS = 32
+"""The rules' rows of threads for a tile of 16-byte vectors: 8 x 32 = 256 threads, one
+row each."""
 
 
 @dataclass(frozen=True)
@@ -171,8 +182,8 @@ def schedule_tiles(
     tile_rows: int | None = None,
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the tile schedule (module docstring) with IRSchedule primitives. `lanes`:
-    1, or `tile_lanes`'s 2 where it allows them, instead of the rule; `tile_rows`: one of
-    TILE_ROWS_CHOICES instead of TILE_ROWS.
+    one of `tile_lane_choices` instead of the rule; `tile_rows`: one of
+    `tile_rows_choices` of the tile's side instead of `tile_rows_rule`.
 
     Over symbolic dims the tiles along q go on blockIdx.x and the rest on blockIdx.y
     (where that many fit `target`'s grid): fused on one axis, each tile coordinate is a
@@ -183,10 +194,13 @@ def schedule_tiles(
     loops = sch.get_loops(plan.block)
     last = len(loops) - 1
     symbolic = any(not isinstance(sch.get(loops[d]).extent, IntImm) for d in (plan.dim, last))
-    allowed = tile_lanes(func, plan)
-    lanes = allowed if lanes is None or lanes not in (1, allowed) else lanes
-    rows_of_threads = tile_rows if tile_rows in TILE_ROWS_CHOICES else TILE_ROWS
-    size = TILE * lanes
+    allowed = tile_lane_choices(func, plan)
+    lanes = tile_lanes(func, plan) if lanes is None or lanes not in allowed else lanes
+    itemsize = _itemsize(func)
+    threads_x = tile_threads_x(lanes, itemsize)
+    size = threads_x * lanes
+    rule_rows = tile_rows_rule(threads_x, size)
+    rows_of_threads = tile_rows if tile_rows in tile_rows_choices(size) else rule_rows
     p_out, p_in = _split_tile(sch, loops[plan.dim], size)
     q_out, q_in = _split_tile(sch, loops[last], size)
     others = [loop for k, loop in enumerate(loops) if k not in (plan.dim, last)]
@@ -202,34 +216,84 @@ def schedule_tiles(
     else:
         tile = sch.fuse([*others, p_out, q_out])
     sch.bind(tile, "blockIdx.x")
-    _spread_rows(sch, p_in, q_in, lanes, rows_of_threads)
+    _spread_rows(sch, p_in, q_in, lanes, rows_of_threads, threads_x)
     for name in plan.inputs:
-        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=PAD * lanes)
+        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=tile_pad(lanes, itemsize))
         rows_loop, cols = sch.get_loops(fill)[-2:]
-        _spread_rows(sch, rows_loop, cols, lanes, rows_of_threads)
+        _spread_rows(sch, rows_loop, cols, lanes, rows_of_threads, threads_x)
         sch.sync_threads(fill)
     tiles = _grid_blocks(sch, plan.block)
     return sch, LaunchConfig(
-        threads=TILE * rows_of_threads, blocks=tiles, steps=size // rows_of_threads
+        threads=threads_x * rows_of_threads, blocks=tiles, steps=size // rows_of_threads
+    )
+
+
+def tile_threads_x(lanes: int, itemsize: int) -> int:
+    """Threads along a tile row: 32 (a warp) for scalars and where a thread takes 4
+    bytes or fewer of it (float16 pairs), else as many as make a 128-byte row of
+    16-byte vectors (8). The tile's side is these threads x `lanes`."""
+    if lanes == 1 or lanes * itemsize <= 4:
+        return TILE
+    return max(1, TILE_ROW_BYTES // (lanes * itemsize))
+
+
+def tile_rows_rule(threads_x: int, size: int) -> int:
+    """The rules' rows of threads: `TILE_ROWS` (8) for a warp a tile row, else
+    `VECTOR_TILE_ROWS` (32: a thread a tile row), at most the tile's side (an 8-byte
+    tile of 16-byte vectors is 16 wide)."""
+    return min(VECTOR_TILE_ROWS if threads_x < TILE else TILE_ROWS, size)
+
+
+def tile_pad(lanes: int, itemsize: int) -> int:
+    """The tile row's padding in elements: `PAD` x the lanes for float16 pairs (their
+    rows stay 4-byte aligned), one element for 16-byte vectors: a column of a float32
+    tile then falls on 32 different banks for the 8 x 4 threads of a warp reading it."""
+    return PAD * lanes if lanes * itemsize <= 4 else PAD
+
+
+def tile_rows_choices(size: int) -> tuple[int, ...]:
+    """`TILE_ROWS_CHOICES` that divide a tile's side."""
+    return tuple(rows for rows in TILE_ROWS_CHOICES if size % rows == 0)
+
+
+def _itemsize(func: LoweredFunc) -> int:
+    """The narrowest element of `func`'s buffers (what a tile's lanes are counted in)."""
+    return min(
+        (arg.value.dtype.itemsize for arg in func.args if isinstance(arg.value, Buffer)),
+        default=4,
     )
 
 
 def tile_lanes(func: LoweredFunc, plan: TilePlan) -> int:
-    """Consecutive elements a thread takes along each tile row: 2 where every buffer
-    of `func` holds 2-byte elements (float16, bfloat16) and both tiled dims are static
-    multiples of the wider tile (`TILE_LANES` x `TILE`: no edge tile), so that a warp's
-    row of the tile is 32 x 4 = 128 bytes (one line) in the fill's loads and the
-    block's stores; else 1."""
+    """The rules' consecutive elements a thread takes along each tile row: 16 bytes of
+    them (`tile_lane_choices`'s widest) where the dims allow, else 1."""
+    return max(tile_lane_choices(func, plan))
+
+
+def tile_lane_choices(func: LoweredFunc, plan: TilePlan) -> list[int]:
+    """The lanes a tile can take for `func`: 1; for 2-byte elements (float16, bfloat16)
+    2, a pair (64 x 64 tiles of 32 threads a row: each warp row 128 bytes); and 16 bytes
+    of elements (4 float32, 8 float16: 8 threads a row, 32 x 32 and 64 x 64 tiles), so
+    that the fill loads and the block stores one 16-byte vector a thread and row. Every
+    buffer must hold elements of one size, and both tiled dims must be static multiples
+    of the tile's side (no edge tile: its guards would split the vectors)."""
     buffers = [arg.value for arg in func.args if isinstance(arg.value, Buffer)]
-    if not buffers or any(b.dtype.itemsize != 2 for b in buffers):
-        return 1
+    sizes = {b.dtype.itemsize for b in buffers}
+    if len(sizes) != 1:
+        return [1]
+    (itemsize,) = sizes
+    wanted = [VECTOR_BYTES // itemsize] if itemsize < VECTOR_BYTES else []
+    if itemsize == 2:
+        wanted.insert(0, TILE_LANES)
     (realize, path) = realizes(func)[0]
     loops = [node for node in path if isinstance(node, For)]
-    for loop in (loops[plan.dim], loops[-1]):
-        extent = loop.extent
-        if not isinstance(extent, IntImm) or extent.value % (TILE * TILE_LANES):
-            return 1  # an edge tile's guards would split the pairs (the fill's vectors)
-    return TILE_LANES
+    found = [1]
+    for lanes in wanted:
+        side = tile_threads_x(lanes, itemsize) * lanes
+        extents = [loops[plan.dim].extent, loops[-1].extent]
+        if all(isinstance(x, IntImm) and x.value % side == 0 for x in extents):
+            found.append(lanes)
+    return found
 
 
 def _grid_blocks(sch: IRSchedule, block: str) -> int:
@@ -252,12 +316,17 @@ def _split_tile(sch: IRSchedule, loop: LoopRef, size: int = TILE) -> list[LoopRe
 
 
 def _spread_rows(
-    sch: IRSchedule, rows: LoopRef, cols: LoopRef, lanes: int = 1, tile_rows: int = TILE_ROWS
+    sch: IRSchedule,
+    rows: LoopRef,
+    cols: LoopRef,
+    lanes: int = 1,
+    tile_rows: int = TILE_ROWS,
+    threads_x: int = TILE,
 ) -> None:
     """A tile's rows over threadIdx.y (`tile_rows` of them, then serial steps: rows y,
-    y + 8, ... for 8) and its columns over threadIdx.x, `lanes` consecutive columns a
-    thread (a vector)."""
-    size = TILE * lanes
+    y + 8, ... for 8) and its columns over threadIdx.x (`threads_x` threads), `lanes`
+    consecutive columns a thread (a vector)."""
+    size = threads_x * lanes
     step, row = sch.split(rows, [size // tile_rows, tile_rows])
     if lanes == 1:
         sch.reorder([row, cols, step])
@@ -265,7 +334,7 @@ def _spread_rows(
         sch.bind(cols, "threadIdx.x")
         sch.unroll(step)
         return
-    col, lane = sch.split(cols, [TILE, lanes])
+    col, lane = sch.split(cols, [threads_x, lanes])
     sch.reorder([row, col, step, lane])
     sch.bind(row, "threadIdx.y")
     sch.bind(col, "threadIdx.x")

@@ -60,7 +60,9 @@ CASES = {
     "flat_1000": (lambda: _add_relu_mul((1000,)), "flat"),
     "flat_33x129": (lambda: _add_relu_mul((33, 129)), "flat"),
     "tile_129x33": (lambda: _transpose((129, 33)), "tile"),  # lanes 1 only: edge tiles
-    "tile_f16_128x192": (lambda: _transpose((128, 192), F16), "tile"),
+    "tile_f16_128x192": (lambda: _transpose((128, 192), F16), "tile"),  # lanes 1, 2, 8
+    "tile_f32_96x64": (lambda: _transpose((96, 64)), "tile"),  # lanes 1, 4: 32 x 32 tiles
+    "tile_i64_32x48": (lambda: _transpose((32, 48), DataType.INT64), "tile"),  # 16 x 16
 }
 
 TACTIC = {t.name: t for t in TACTICS}
