@@ -41,6 +41,16 @@ def reduction(
     return program
 
 
+def softmax(shape: Sequence[int], dtype: DataType = DataType.FLOAT32) -> Program:
+    """x (shape, dtype) -> pd_op.softmax over the last axis: a row group that reads its
+    reductions back."""
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
+    b.op("pd_op.softmax", x, axis=-1)
+    return program
+
+
 def lowered(program: Program) -> tuple[LoweredFunc, RowPattern | None]:
     """The program's one group, after the default passes, lowered; and its pattern."""
     PassManager().run(program)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
-from reduction_programs import lowered, reduction
+from reduction_programs import lowered, reduction, softmax
 
 from cinn_py.backends import cuda_emu
 from cinn_py.backends.codegen_cuda import generate_cuda
@@ -48,14 +48,6 @@ def _norm(op: str, shape, dtype=DataType.FLOAT32) -> Program:
     return program
 
 
-def _softmax(shape, dtype=DataType.FLOAT32) -> Program:
-    program = Program()
-    b = Builder(program)
-    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
-    b.op("pd_op.softmax", x, axis=-1)
-    return program
-
-
 def _norm_of_product(shape) -> Program:
     """layer_norm(x * y) with a weight: x and y each read by every pass, two row caches
     (each prefetched), the weight in registers once a block."""
@@ -77,8 +69,8 @@ CASES = {
     "rms_norm_7x1000": lambda: _norm("rms_norm", (7, 1000)),
     "rms_norm_f16_33x1000": lambda: _norm("rms_norm", (33, 1000), F16),
     "rms_norm_bf16_129x64": lambda: _norm("rms_norm", (129, 64), DataType.BFLOAT16),
-    "softmax_f16_129x33": lambda: _softmax((129, 33), F16),
-    "softmax_7x1000": lambda: _softmax((7, 1000)),
+    "softmax_f16_129x33": lambda: softmax((129, 33), F16),
+    "softmax_7x1000": lambda: softmax((7, 1000)),
     "row_sum_129x129": lambda: reduction((129, 129), [1]),
 }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
-from reduction_programs import lowered, reduction
+from reduction_programs import lowered, reduction, softmax
 
 from cinn_py.backends import cuda_emu
 from cinn_py.backends.codegen_cuda import generate_cuda
@@ -23,14 +23,6 @@ from cinn_py.tolerances import tolerance
 
 CUDA = TargetInfo.cuda()
 F16 = DataType.FLOAT16
-
-
-def _softmax(shape, dtype=DataType.FLOAT32) -> Program:
-    program = Program()
-    b = Builder(program)
-    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=dtype)
-    b.op("pd_op.softmax", x, axis=-1)
-    return program
 
 
 def _add_relu_mul(shape, dtype=DataType.FLOAT32) -> Program:
@@ -52,8 +44,8 @@ def _transpose(shape, dtype=DataType.FLOAT32) -> Program:
 
 CASES = {
     # row: 1000 cols (V = 4: 250 vectors), 7 rows; softmax reads its reductions back
-    "softmax_7x1000": (lambda: _softmax((7, 1000)), "row"),
-    "softmax_f16_3x129": (lambda: _softmax((3, 129), F16), "row"),
+    "softmax_7x1000": (lambda: softmax((7, 1000)), "row"),
+    "softmax_f16_3x129": (lambda: softmax((3, 129), F16), "row"),
     "row_sum_33x129": (lambda: reduction((33, 129), [1]), "row"),
     "column_sum_129x33": (lambda: reduction((129, 33), [0]), "column"),
     "grid_sum_3x40000": (lambda: reduction((3, 40000), [1]), "grid"),
@@ -122,7 +114,7 @@ def test_the_rules_choice_is_a_candidate(name):
 
 
 def test_knobs_outside_the_candidates_leave_the_rules():
-    func, pattern = lowered(_softmax((7, 1000)))
+    func, pattern = lowered(softmax((7, 1000)))
     tactic = TACTIC["row"]
     rule = tactic.apply(func, CUDA, pattern)
     odd = tactic.apply(func, CUDA, pattern, {"threads_per_row": 96, "rows_per_block": 1})
