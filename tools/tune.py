@@ -51,6 +51,7 @@ import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,12 +211,19 @@ def static_reports(
         for kernel in kernels
     ]
     try:
-        if jobs <= 1 or len(_JOBS) < 2:
+        flat = None
+        if jobs > 1 and len(_JOBS) > 1:
+            # Forked workers inherit the jobs and the device probe's cached answer: they
+            # build with NVRTC and read with cuobjdump, never calling the CUDA driver, so a
+            # GPU timer's context in this process is no concern of theirs.
+            context = multiprocessing.get_context("fork")
+            try:
+                with ProcessPoolExecutor(min(jobs, len(_JOBS)), mp_context=context) as pool:
+                    flat = list(pool.map(_report_or_why, range(len(_JOBS))))
+            except BrokenProcessPool:  # a worker died: build them here instead
+                flat = None
+        if flat is None:
             flat = [_report_or_why(i) for i in range(len(_JOBS))]
-        else:
-            context = multiprocessing.get_context("fork")  # the jobs stay in this process
-            with ProcessPoolExecutor(min(jobs, len(_JOBS)), mp_context=context) as pool:
-                flat = list(pool.map(_report_or_why, range(len(_JOBS))))
     finally:
         _JOBS.clear()
     width = len(kernels)

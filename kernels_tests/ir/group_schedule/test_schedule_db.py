@@ -522,3 +522,24 @@ def test_the_static_reports_are_the_same_from_worker_processes():
         assert [r.estimate for r in mine] == [r.estimate for r in theirs]
     assert len({(r[0].grid, r[0].block) for r in parallel}) == 4  # 4 settings, 4 launches
     assert not tune._JOBS  # nothing left for a later call
+
+
+_PARENT = os.getpid()
+
+
+def _dies_in_a_worker(index):
+    """A report job that kills the worker process running it (as a crash would), and
+    reports nothing wrong where it runs in the tuner's own process."""
+    if os.getpid() != _PARENT:
+        os._exit(3)
+    return f"job {index} here"
+
+
+def test_static_reports_are_built_here_when_a_worker_dies(monkeypatch):
+    tune = load_tool("tune")
+    monkeypatch.setattr(tune, "_report_or_why", _dies_in_a_worker)
+    kernels = _softmax_kernels(tune)
+    trials = [tune.Trial(None), tune.Trial({"threads_per_row": 128, "rows_per_block": 1})]
+    found = tune.static_reports(ROW_KEY, trials, kernels, "sm_90", jobs=2)
+    assert found == [["job 0 here"], ["job 1 here"]]
+    assert not tune._JOBS
