@@ -22,9 +22,9 @@ they all take:
    issue / memory time; the rules' own setting is not ranked (it is the baseline);
 3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K, the best of
    each kind of schedule not among them (`to_time`: a persistent grid, one that
-   prefetches: what the model cannot price) and the rules' are compiled for `cuda` and timed on the device alone (`GpuTimer`: a CUDA graph of
-   many runs between CUDA events) in interleaved rounds (`time_trials`), and the times
-   rank them instead. Where cuobjdump / nvdisasm are missing (a device image without
+   prefetches: what the model cannot price) and the rules' are compiled for `cuda`
+   and timed on the device alone (`GpuTimer`: a CUDA graph of many runs between CUDA
+   events) in interleaved rounds (`time_trials`), and the times rank them instead. Where cuobjdump / nvdisasm are missing (a device image without
    the `test` extra), step 1 and 2 are skipped and every candidate is timed.
 
 A key gets an entry where its winner beats the rules by `--min-gain` (default 2%) or
@@ -191,6 +191,19 @@ def _report_or_why(index: int) -> KernelReport | str:
         return " ".join(str(error).split())[:120]
 
 
+def _in_workers(jobs: int) -> list[KernelReport | str] | None:
+    """Every job of `_JOBS` built by `jobs` forked worker processes, or None where one
+    died. The workers inherit the jobs and the device probe's cached answer: they build
+    with NVRTC and read with cuobjdump, never calling the CUDA driver, so a GPU timer's
+    context in this process is no concern of theirs."""
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(min(jobs, len(_JOBS)), mp_context=context) as pool:
+            return list(pool.map(_report_or_why, range(len(_JOBS))))
+    except BrokenProcessPool:
+        return None
+
+
 def static_reports(
     key: ScheduleKey, trials: Sequence[Trial], kernels: Sequence[Kernel], arch: str, jobs: int
 ) -> list[list[KernelReport | str]]:
@@ -211,18 +224,8 @@ def static_reports(
         for kernel in kernels
     ]
     try:
-        flat = None
-        if jobs > 1 and len(_JOBS) > 1:
-            # Forked workers inherit the jobs and the device probe's cached answer: they
-            # build with NVRTC and read with cuobjdump, never calling the CUDA driver, so a
-            # GPU timer's context in this process is no concern of theirs.
-            context = multiprocessing.get_context("fork")
-            try:
-                with ProcessPoolExecutor(min(jobs, len(_JOBS)), mp_context=context) as pool:
-                    flat = list(pool.map(_report_or_why, range(len(_JOBS))))
-            except BrokenProcessPool:  # a worker died: build them here instead
-                flat = None
-        if flat is None:
+        flat = _in_workers(jobs) if jobs > 1 and len(_JOBS) > 1 else None
+        if flat is None:  # one job, one process, or a worker died: build them here
             flat = [_report_or_why(i) for i in range(len(_JOBS))]
     finally:
         _JOBS.clear()

@@ -101,7 +101,6 @@ from cinn_py.ir.schedule.analysis import (
 )
 from cinn_py.ir.schedule.cache_read import cache_problem
 from cinn_py.ir.schedule.loop_transformation import static_factor
-from cinn_py.ir.schedule.persistent_blocks import row_blocks
 from cinn_py.ir.schedule.reduction_fusion import fusion_problem
 from cinn_py.ir.stmt import ArgIO, For, LoweredFunc
 from cinn_py.ir.visitor import nodes
@@ -435,18 +434,10 @@ def persist_rows(
                 continue
             sch.cache_read(arg.name, "local", axes, threads, 1, lanes)
             budget -= size
-    blocks = row_blocks(sch.func)
-    if blocks is None or blocks <= grid:
-        raise ScheduleError(
-            "auto_schedule",
-            sch.func.name,
-            f"a grid of {grid} blocks walking rows needs more blocks of rows "
-            f"(the schedule launches {blocks})",
-        )
-    sch.persist_blocks(grid)
+    _, rows = sch.persist_blocks(grid)
     for name in prefetch:
         sch.prefetch_rows(name)
-    return -(-blocks // grid)
+    return sch.get(rows).extent.value  # ceil(blocks / grid): persist_blocks made it constant
 
 
 def _rule_rows_per_block(

@@ -77,14 +77,10 @@ from cinn_py.ir.group_schedule.schedule_db import ScheduleKey
 from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.group_schedule.tile_schedule import (
     schedule_tiles,
-    tile_lane_choices,
-    tile_lanes,
-    tile_pad,
+    tile_candidates,
+    tile_knobs,
     tile_plan,
     tile_problem,
-    tile_rows_choices,
-    tile_rows_rule,
-    tile_threads_x,
 )
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import IRSchedule
@@ -449,26 +445,12 @@ class TileTactic(Tactic):
         plan = tile_plan(func)
         if plan is None:
             return []
-        itemsize = min(a.value.dtype.itemsize for a in func.args if isinstance(a.value, Buffer))
-        return [
-            {"lanes": lanes, "tile_rows": rows}
-            for lanes in tile_lane_choices(func, plan)
-            for rows in tile_rows_choices(tile_threads_x(lanes, itemsize) * lanes)
-        ]
+        return [{"lanes": lanes, "tile_rows": rows} for lanes, rows in tile_candidates(func, plan)]
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
-        plan = tile_plan(func)
-        lanes = 1 if plan is None else tile_lanes(func, plan)
-        itemsize = min(a.value.dtype.itemsize for a in func.args if isinstance(a.value, Buffer))
-        threads_x = tile_threads_x(lanes, itemsize)
-        return {
-            "tile": threads_x * lanes,
-            "tile_rows": tile_rows_rule(threads_x, threads_x * lanes),
-            "pad": tile_pad(lanes, itemsize),
-            "lanes": lanes,
-        }
+        return tile_knobs(func, tile_plan(func))
 
 
 class FlatTactic(Tactic):

@@ -58,7 +58,7 @@ rule; `tile_rows` is a tunable knob)."""
 TILE_ROWS_CHOICES = (4, 8, 16, 32)
 """The rows of threads a tile may take (x 32 threads a row for scalars: 128 to 1024 a
 block; x 8 for 16-byte vectors: 32 to 256): the tile tactic's `tile_rows` settings,
-those dividing the tile's side (`tile_rows_choices`: a 16-wide tile takes 4 to 16)."""
+those dividing the tile's side (`TileShape.rows_choices`: a 16-wide tile takes 4 to 16)."""
 PAD = 1
 """Extra elements per tile row in shared memory, so a tile column hits every bank
 (times the lanes: a 2-byte tile's rows stay 4-byte aligned for its pair stores)."""
@@ -183,7 +183,7 @@ def schedule_tiles(
 ) -> tuple[IRSchedule, LaunchConfig]:
     """Applies the tile schedule (module docstring) with IRSchedule primitives. `lanes`:
     one of `tile_lane_choices` instead of the rule; `tile_rows`: one of
-    `tile_rows_choices` of the tile's side instead of `tile_rows_rule`.
+    `TileShape.rows_choices` instead of the rule (`TileShape.rule_rows`).
 
     Over symbolic dims the tiles along q go on blockIdx.x and the rest on blockIdx.y
     (where that many fit `target`'s grid): fused on one axis, each tile coordinate is a
@@ -196,11 +196,9 @@ def schedule_tiles(
     symbolic = any(not isinstance(sch.get(loops[d]).extent, IntImm) for d in (plan.dim, last))
     allowed = tile_lane_choices(func, plan)
     lanes = tile_lanes(func, plan) if lanes is None or lanes not in allowed else lanes
-    itemsize = _itemsize(func)
-    threads_x = tile_threads_x(lanes, itemsize)
-    size = threads_x * lanes
-    rule_rows = tile_rows_rule(threads_x, size)
-    rows_of_threads = tile_rows if tile_rows in tile_rows_choices(size) else rule_rows
+    shape = tile_shape(func, lanes)
+    threads_x, size = shape.threads_x, shape.side
+    rows_of_threads = tile_rows if tile_rows in shape.rows_choices else shape.rule_rows
     p_out, p_in = _split_tile(sch, loops[plan.dim], size)
     q_out, q_in = _split_tile(sch, loops[last], size)
     others = [loop for k, loop in enumerate(loops) if k not in (plan.dim, last)]
@@ -218,7 +216,7 @@ def schedule_tiles(
     sch.bind(tile, "blockIdx.x")
     _spread_rows(sch, p_in, q_in, lanes, rows_of_threads, threads_x)
     for name in plan.inputs:
-        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=tile_pad(lanes, itemsize))
+        fill = sch.cache_tile(plan.block, name, tile, "shared", pad=shape.pad)
         rows_loop, cols = sch.get_loops(fill)[-2:]
         _spread_rows(sch, rows_loop, cols, lanes, rows_of_threads, threads_x)
         sch.sync_threads(fill)
@@ -228,40 +226,78 @@ def schedule_tiles(
     )
 
 
-def tile_threads_x(lanes: int, itemsize: int) -> int:
-    """Threads along a tile row: 32 (a warp) for scalars and where a thread takes 4
-    bytes or fewer of it (float16 pairs), else as many as make a 128-byte row of
-    16-byte vectors (8). The tile's side is these threads x `lanes`."""
-    if lanes == 1 or lanes * itemsize <= 4:
-        return TILE
-    return max(1, TILE_ROW_BYTES // (lanes * itemsize))
+@dataclass(frozen=True)
+class TileShape:
+    """A tile's geometry for `lanes` elements of `itemsize` bytes a thread along a tile
+    row: the one place the threads, the side, the padding and the rules' rows of
+    threads follow from them."""
+
+    lanes: int
+    itemsize: int
+
+    @property
+    def threads_x(self) -> int:
+        """Threads along a tile row: 32 (a warp) for scalars and where a thread takes 4
+        bytes or fewer of it (float16 pairs), else as many as make a 128-byte row of
+        16-byte vectors (8)."""
+        if self.lanes == 1 or self.lanes * self.itemsize <= 4:
+            return TILE
+        return max(1, TILE_ROW_BYTES // (self.lanes * self.itemsize))
+
+    @property
+    def side(self) -> int:
+        """The tile's side: its threads along a row x the lanes."""
+        return self.threads_x * self.lanes
+
+    @property
+    def pad(self) -> int:
+        """The tile row's padding in elements: `PAD` x the lanes for float16 pairs (their
+        rows stay 4-byte aligned), one element for 16-byte vectors: a column of a float32
+        tile then falls on 32 different banks for the 8 x 4 threads of a warp reading
+        it."""
+        return PAD * self.lanes if self.lanes * self.itemsize <= 4 else PAD
+
+    @property
+    def rule_rows(self) -> int:
+        """The rules' rows of threads: `TILE_ROWS` (8) for a warp a tile row, else
+        `VECTOR_TILE_ROWS` (32: a thread a tile row), at most the side (an 8-byte tile
+        of 16-byte vectors is 16 wide)."""
+        return min(VECTOR_TILE_ROWS if self.threads_x < TILE else TILE_ROWS, self.side)
+
+    @property
+    def rows_choices(self) -> tuple[int, ...]:
+        """`TILE_ROWS_CHOICES` that divide the side."""
+        return tuple(rows for rows in TILE_ROWS_CHOICES if self.side % rows == 0)
 
 
-def tile_rows_rule(threads_x: int, size: int) -> int:
-    """The rules' rows of threads: `TILE_ROWS` (8) for a warp a tile row, else
-    `VECTOR_TILE_ROWS` (32: a thread a tile row), at most the tile's side (an 8-byte
-    tile of 16-byte vectors is 16 wide)."""
-    return min(VECTOR_TILE_ROWS if threads_x < TILE else TILE_ROWS, size)
-
-
-def tile_pad(lanes: int, itemsize: int) -> int:
-    """The tile row's padding in elements: `PAD` x the lanes for float16 pairs (their
-    rows stay 4-byte aligned), one element for 16-byte vectors: a column of a float32
-    tile then falls on 32 different banks for the 8 x 4 threads of a warp reading it."""
-    return PAD * lanes if lanes * itemsize <= 4 else PAD
-
-
-def tile_rows_choices(size: int) -> tuple[int, ...]:
-    """`TILE_ROWS_CHOICES` that divide a tile's side."""
-    return tuple(rows for rows in TILE_ROWS_CHOICES if size % rows == 0)
-
-
-def _itemsize(func: LoweredFunc) -> int:
-    """The narrowest element of `func`'s buffers (what a tile's lanes are counted in)."""
-    return min(
+def tile_shape(func: LoweredFunc, lanes: int) -> TileShape:
+    """The tile of `lanes` a thread for `func`, counted in its narrowest element."""
+    itemsize = min(
         (arg.value.dtype.itemsize for arg in func.args if isinstance(arg.value, Buffer)),
         default=4,
     )
+    return TileShape(lanes, itemsize)
+
+
+def tile_candidates(func: LoweredFunc, plan: TilePlan) -> list[tuple[int, int]]:
+    """(lanes, rows of threads) the tile schedule can take for `func`: every lane count
+    `tile_lane_choices` allows, with every rows choice dividing its tile's side."""
+    return [
+        (lanes, rows)
+        for lanes in tile_lane_choices(func, plan)
+        for rows in tile_shape(func, lanes).rows_choices
+    ]
+
+
+def tile_knobs(func: LoweredFunc, plan: TilePlan | None) -> dict[str, int]:
+    """What the tile schedule's rules decide for `func` (1 lane without a plan)."""
+    shape = tile_shape(func, 1 if plan is None else tile_lanes(func, plan))
+    return {
+        "tile": shape.side,
+        "tile_rows": shape.rule_rows,
+        "pad": shape.pad,
+        "lanes": shape.lanes,
+    }
 
 
 def tile_lanes(func: LoweredFunc, plan: TilePlan) -> int:
@@ -289,7 +325,7 @@ def tile_lane_choices(func: LoweredFunc, plan: TilePlan) -> list[int]:
     loops = [node for node in path if isinstance(node, For)]
     found = [1]
     for lanes in wanted:
-        side = tile_threads_x(lanes, itemsize) * lanes
+        side = TileShape(lanes, itemsize).side
         extents = [loops[plan.dim].extent, loops[-1].extent]
         if all(isinstance(x, IntImm) and x.value % side == 0 for x in extents):
             found.append(lanes)

@@ -8,7 +8,7 @@ statements are walked when searching (expressions hold no loops or blocks).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import (
@@ -33,6 +33,7 @@ from cinn_py.ir.stmt import (
     LoweredFunc,
     ScheduleBlock,
     ScheduleBlockRealize,
+    Stmt,
     Store,
 )
 from cinn_py.ir.visitor import Mutator, Visitor, nodes
@@ -196,6 +197,31 @@ class _Replace(Mutator):
         return ScheduleBlock(
             node.iter_vars, node.read_buffers, node.write_buffers, node.name, body, node.attrs
         )
+
+
+def root_statements(func: LoweredFunc, primitive: str, where: str) -> list[Stmt]:
+    """The statements of `func`'s root block, in order; ScheduleError (`primitive`, on
+    `where`) where `func` has no root block."""
+    root = func.body
+    if not isinstance(root, ScheduleBlockRealize):
+        raise ScheduleError(primitive, where, "the function has no root block")
+    body = root.schedule_block.body
+    return list(body.stmts) if isinstance(body, Block) else [body]
+
+
+def with_root_statements(
+    func: LoweredFunc, stmts: Sequence[Stmt], temp_buffers: Sequence[Buffer] | None = None
+) -> LoweredFunc:
+    """`func` with its root block holding `stmts` (a function `root_statements` read),
+    and `temp_buffers` where given."""
+    root = func.body
+    assert isinstance(root, ScheduleBlockRealize)
+    old = root.schedule_block
+    block = ScheduleBlock(
+        old.iter_vars, old.read_buffers, old.write_buffers, old.name, Block(stmts), old.attrs
+    )
+    temps = func.temp_buffers if temp_buffers is None else list(temp_buffers)
+    return LoweredFunc(func.name, func.args, ScheduleBlockRealize(root.iter_values, block), temps)
 
 
 def replace(func: LoweredFunc, target: IrNode, replacement: IrNode | _Removed) -> LoweredFunc:

@@ -75,17 +75,18 @@ from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule.analysis import (
     RedirectReads,
     realizes,
+    root_statements,
     storage_name,
     substitute,
     taken_names,
     whole_region,
+    with_root_statements,
 )
 from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
     ArgIO,
     BindInfo,
-    Block,
     BufferRange,
     For,
     ForType,
@@ -243,8 +244,10 @@ def cache_read(
     name = fresh_name(f"{buffer_name}_local", taken_names(func))
     cache = Buffer(name, buffer.dtype, walk.cache_dims, MemoryType.LOCAL, walk.array_dims)
     body = _Redirect(buffer_name, cache, reads, loops).visit(func.body)
-    body = _prepend(body, _fill_block(func, buffer, cache, walk, name))
-    return LoweredFunc(func.name, func.args, body, [*func.temp_buffers, cache]), name
+    redirected = LoweredFunc(func.name, func.args, body, func.temp_buffers)
+    fill = _fill_block(func, buffer, cache, walk, name)
+    stmts = [fill, *root_statements(redirected, PRIMITIVE, fill.loop_var.name)]
+    return with_root_statements(redirected, stmts, [*func.temp_buffers, cache]), name
 
 
 def cache_problem(
@@ -557,21 +560,3 @@ def _upper(extent: Expr) -> int | None:
     """A loop var's constant upper bound; none for a symbolic extent (as lowering's own
     loop vars over a symbolic dim)."""
     return extent.value if isinstance(extent, IntImm) else None
-
-
-def _prepend(body: object, nest: For) -> object:
-    """`nest` first in the root block's body."""
-    root = body
-    if not isinstance(root, ScheduleBlockRealize):
-        raise ScheduleError(PRIMITIVE, nest.loop_var.name, "the function has no root block")
-    block = root.schedule_block
-    stmts = block.body.stmts if isinstance(block.body, Block) else (block.body,)
-    new_block = ScheduleBlock(
-        block.iter_vars,
-        block.read_buffers,
-        block.write_buffers,
-        block.name,
-        Block([nest, *stmts]),
-        block.attrs,
-    )
-    return ScheduleBlockRealize(root.iter_values, new_block)

@@ -32,16 +32,17 @@ from cinn_py.ir.schedule.analysis import (
     find_realize,
     readers,
     replace,
+    root_statements,
     single_store,
     storage_name,
     taken_names,
     walk,
+    with_root_statements,
     writers,
 )
 from cinn_py.ir.schedule.buffer_memory import Rebuffer
 from cinn_py.ir.stmt import (
     ArgIO,
-    Block,
     BufferRange,
     For,
     ForType,
@@ -135,11 +136,7 @@ def _copy_nest(output: Buffer, cache: Buffer, name: str, taken: set[str], dtype:
 
 def _insert_after(func: LoweredFunc, target: ScheduleBlockRealize, nest: Stmt) -> LoweredFunc:
     """`nest` right after the statement of the root block's body that holds `target`."""
-    root = func.body
-    if not isinstance(root, ScheduleBlockRealize):
-        raise ScheduleError(PRIMITIVE, target.schedule_block.name, "the function has no root block")
-    body = root.schedule_block.body
-    stmts = list(body.stmts if isinstance(body, Block) else (body,))
+    stmts = root_statements(func, PRIMITIVE, target.schedule_block.name)
     at = next(k for k, stmt in enumerate(stmts) if any(n is target for n, _ in walk(stmt)))
     stmts.insert(at + 1, nest)
-    return replace(func, body, Block(stmts))
+    return with_root_statements(func, stmts)

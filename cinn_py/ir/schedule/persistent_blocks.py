@@ -34,10 +34,12 @@ from cinn_py.errors import ScheduleError
 from cinn_py.ir.expr import LT, Buffer, Expr, IntImm, Load, MemoryType, Var
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule.analysis import (
+    root_statements,
     storage_name,
     substitute_stmt,
     taken_names,
     whole_region,
+    with_root_statements,
 )
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -92,38 +94,13 @@ def persist_blocks(func: LoweredFunc, grid: int) -> tuple[LoweredFunc, tuple[str
     loop = For(
         block, 0, grid, ForType.SERIAL, For(wave, 0, waves, ForType.SERIAL, inner), BLOCK_AXIS
     )
-    root = func.body
-    assert isinstance(root, ScheduleBlockRealize)  # _nests checked it
-    old = root.schedule_block
-    new_block = ScheduleBlock(
-        old.iter_vars,
-        old.read_buffers,
-        old.write_buffers,
-        old.name,
-        Block([*prologue, loop]),
-        old.attrs,
-    )
-    body = ScheduleBlockRealize(root.iter_values, new_block)
-    return LoweredFunc(func.name, func.args, body, func.temp_buffers), (block.name, wave.name)
-
-
-def row_blocks(func: LoweredFunc) -> int | None:
-    """The blocks along x `func` launches (its blockIdx.x loops' largest extent), where
-    `persist_blocks` can take it; None where it cannot."""
-    try:
-        return _nests(func)[1]
-    except ScheduleError:
-        return None
+    return with_root_statements(func, [*prologue, loop]), (block.name, wave.name)
 
 
 def _nests(func: LoweredFunc) -> tuple[list[Stmt], int]:
     """The root's top-level statements and the largest blockIdx.x extent, after the
     checks the module docstring lists."""
-    root = func.body
-    if not isinstance(root, ScheduleBlockRealize):
-        raise ScheduleError(PRIMITIVE, func.name, "the function has no root block")
-    body = root.schedule_block.body
-    stmts = list(body.stmts) if isinstance(body, Block) else [body]
+    stmts = root_statements(func, PRIMITIVE, func.name)
     shared = [b.name for b in func.temp_buffers if b.memory_type is MemoryType.SHARED]
     if shared:
         raise ScheduleError(
@@ -213,7 +190,7 @@ def prefetch_rows(func: LoweredFunc, cache: str) -> tuple[LoweredFunc, str]:
         for k:  x_local <- x_next;  if (row + G < E) x_next <- x[row + G];  <row's work>
 
     Returns the function and the name of the new fill (the copy keeps `cache`'s)."""
-    root, grid_loop, rows_loop, guard, nests = _persistent_parts(func)
+    stmts, grid_loop, rows_loop, guard, nests = _persistent_parts(func)
     index = next(
         (i for i, nest in enumerate(nests) if _fills(nest, cache, _inputs(func))),
         None,
@@ -257,28 +234,19 @@ def prefetch_rows(func: LoweredFunc, cache: str) -> tuple[LoweredFunc, str]:
     new_grid = For(
         grid_loop.loop_var, grid_loop.min, grid, grid_loop.for_type, grid_body, BLOCK_AXIS
     )
-    old = root.schedule_block
-    stmts = list(old.body.stmts) if isinstance(old.body, Block) else [old.body]
     stmts[stmts.index(grid_loop)] = new_grid
-    new_block = ScheduleBlock(
-        old.iter_vars, old.read_buffers, old.write_buffers, old.name, Block(stmts), old.attrs
-    )
-    body = ScheduleBlockRealize(root.iter_values, new_block)
     temps = [*func.temp_buffers, spare]
-    return LoweredFunc(func.name, func.args, body, temps), _block_of(upcoming_fill)
+    return with_root_statements(func, stmts, temps), _block_of(upcoming_fill)
 
 
 def _persistent_parts(
     func: LoweredFunc,
-) -> tuple[ScheduleBlockRealize, For, For, IfThenElse | None, list[Stmt]]:
-    """The root, the grid's loop, the rows' loop, its guard (None without one) and the
-    rows' nests of a function `persist_blocks` made; ScheduleError for another."""
-    root = func.body
+) -> tuple[list[Stmt], For, For, IfThenElse | None, list[Stmt]]:
+    """The root's statements, the grid's loop, the rows' loop, its guard (None without
+    one) and the rows' nests of a function `persist_blocks` made; ScheduleError for
+    another."""
     why = "the function does not walk rows (persist_blocks first)"
-    if not isinstance(root, ScheduleBlockRealize):
-        raise ScheduleError(PREFETCH, func.name, why)
-    body = root.schedule_block.body
-    stmts = list(body.stmts) if isinstance(body, Block) else [body]
+    stmts = root_statements(func, PREFETCH, func.name)
     grids = [s for s in stmts if isinstance(s, For) and s.bind_info is BLOCK_AXIS]
     if len(grids) != 1:
         raise ScheduleError(PREFETCH, func.name, why)
@@ -295,7 +263,7 @@ def _persistent_parts(
     if isinstance(inner, IfThenElse) and inner.false_case is None:
         guard, inner = inner, inner.true_case
     nests = list(inner.stmts) if isinstance(inner, Block) else [inner]
-    return root, grid_loop, rows_loop, guard, nests
+    return stmts, grid_loop, rows_loop, guard, nests
 
 
 def _grid_parts(grid_loop: For) -> list[Stmt]:
