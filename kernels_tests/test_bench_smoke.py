@@ -225,14 +225,32 @@ def test_the_device_table_sets_execute_against_the_graph():
         "cinn_py_s": 20e-6,
         "cinn_py_device_s": 16e-6,
         "cinn_py_graph_runs": 125,
+        "copy_same_size_s": 19e-6,
+        "copy_same_size_device_s": 17.6e-6,
     }
     text = bench.report([result], copy_bw=4.2e12, device="NVIDIA H200", versions={})
-    assert "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy |" in text
-    assert "| softmax_f16_4096x4096 | 0.02 | 0.016 (125 runs) | 99.9% | 1.25x |" in text
+    header = (
+        "| case | cinn_py ms (execute) | device ms (CUDA graph) | of copy | of same-size copy |"
+    )
+    assert header in text
+    assert "| softmax_f16_4096x4096 | 0.02 | 0.016 (125 runs) | 99.9% | 110.0% | 1.25x |" in text
+    # the main table: execute against the same-size copy's execute-style time
+    assert "| 0.02 | 3355 | 79.9% | 95.0% |" in text
     failed = {**result, "cinn_py_device_error": "the program cannot be recorded"}
     del failed["cinn_py_device_s"]
     row = bench.device_row(failed, 4.2e12)
     assert "n/a (the program cannot be recorded)" in row
+    no_copy = {k: v for k, v in result.items() if not k.startswith("copy_same_size")}
+    assert "| 99.9% | n/a | 1.25x |" in bench.device_row(no_copy, 4.2e12)
+    no_copy["copy_same_size_error"] = "RawKernel: no GPU"
+    assert "| 79.9% | n/a (RawKernel: no GPU) |" in bench.row(no_copy, 4.2e12)
+
+
+def test_the_same_size_copy_moves_the_case_bytes_on_the_host():
+    """HostBackend's same-size copy: a time for the case's bytes (a copy of half of
+    them), so that `of same-size copy` is measured on --tiny runs too."""
+    figures = bench.HostBackend("cuda-emu").same_size_copy(4 * 33 * 4 * 2, 3, 0.01)
+    assert set(figures) == {"copy_same_size_s"} and figures["copy_same_size_s"] > 0
 
 
 def test_variant_ratios_come_from_device_times_where_both_have_one():
