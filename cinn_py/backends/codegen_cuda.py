@@ -43,11 +43,14 @@ from cinn_py.backends.codegen_c import (
     outer_reductions,
 )
 from cinn_py.backends.codegen_lanes import (
+    LaneReductions,
     RealizePlan,
     VectorPlan,
+    body_loads,
     contiguous_base,
     is_on_chip,
     is_uniform,
+    plan_lane_reductions,
     plan_vector_loop,
     substitute,
 )
@@ -192,6 +195,10 @@ class CudaRenderer(CRenderer):
         """IR names of the loop vars bound to a threadIdx axis, in scope."""
         self._lane_vars: set[str] = set()
         """Those bound to threadIdx.x: the lanes of a warp when a block is 32 wide."""
+        self._y_vars: set[str] = set()
+        """Those bound to threadIdx.y (`_one_lane_stores` of a combine across y)."""
+        self._lane_reductions: LaneReductions | None = None
+        """The vectorized loop of reductions being written out lane by lane."""
         self.fast_math = fast_math
         """Float32 exp, log, sin, cos, tan, pow, tanh and division by CUDA's fast
         approximations (`FAST_MATH`; `cinn_py.compile(..., fast_math=True)`)."""
@@ -487,21 +494,31 @@ class CudaRenderer(CRenderer):
         name = self.names.declare(node.loop_var.name)
         self.line(f"const {self.type_name(node.loop_var.dtype)} {name} = {value};")
         thread = node.bind_info.value.startswith("thread")
-        outer, outer_lanes = set(self._thread_vars), set(self._lane_vars)
+        outer = set(self._thread_vars), set(self._lane_vars), set(self._y_vars)
         if thread:
             self._thread_vars.add(node.loop_var.name)
         if node.bind_info is s.BindInfo.THREAD_X:
             self._lane_vars.add(node.loop_var.name)
+        if node.bind_info is s.BindInfo.THREAD_Y:
+            self._y_vars.add(node.loop_var.name)
         try:
             with self.loop_scope(node):
                 self.statement(node.body)
         finally:
-            self._thread_vars, self._lane_vars = outer, outer_lanes
+            self._thread_vars, self._lane_vars, self._y_vars = outer
 
     def vector_loop(self, node: s.For) -> None:
         plan = plan_vector_loop(node, self.loop_vars)
         if plan is None:
-            self.serial_loop(node, unroll=True)
+            lanes = plan_lane_reductions(node, self.loop_vars)
+            if lanes is None:
+                self.serial_loop(node, unroll=True)
+                return
+            outer, self._lane_reductions = self._lane_reductions, lanes
+            try:
+                self.visit(lanes.realize)
+            finally:
+                self._lane_reductions = outer
             return
         self._plan = plan
         try:
@@ -610,6 +627,9 @@ class CudaRenderer(CRenderer):
         a row of symbolic length in its aligned variant, or a static row the vector
         divides) take one branch a step around the lane loop, and the lanes fold the
         masked value with no mask; other guarded loads stay scalar."""
+        lanes = self._lane_reductions
+        if lanes is not None and [id(n) for n in nodes] == [id(p) for p in lanes.partials]:
+            return self.open_lane_partials(stack, nodes, var, unroll, ends, lanes)
         guard = self._lane_guard(nodes, var)
         bodies = [node.body for node in nodes]
         if guard is not None:  # the step is wholly in or wholly past the row
@@ -634,6 +654,43 @@ class CudaRenderer(CRenderer):
         stack.enter_context(self.braced(head))
         outer = self._lane_loads
         self._lane_loads = {**outer, **{key: f"{name}.v[{lane}]" for key, name in slots.items()}}
+        stack.callback(setattr, self, "_lane_loads", outer)
+        return bodies
+
+    def open_lane_partials(
+        self,
+        stack: ExitStack,
+        nodes: list[e.Reduce],
+        var: e.Var,
+        unroll: bool,
+        ends: Mapping[str, e.Expr] | None,
+        lanes: LaneReductions,
+    ) -> list[e.Expr]:
+        """The step loop of the partials of a vectorized loop's lanes (`LaneReductions`:
+        lane k's partial is `nodes[k]`), then, each step, one vector load per run of the
+        lanes' loads, lane k reading `.v[k]` (under the lanes' one mask, where guarded:
+        the step is wholly in or past the column for every lane)."""
+        super().open_innermost_reduce_loop(stack, nodes, var, unroll, ends)
+        bodies = [node.body for node in nodes]
+        if lanes.guarded:
+            guard = self.value(bodies[0].condition)
+            stack.enter_context(self.braced(f"if ({guard})"))
+            bodies = [body.true_value for body in bodies]
+        if not lanes.runs:
+            return bodies
+        loads = [body_loads(body, True) for body in bodies]
+        outer = self._lane_loads
+        slots = dict(outer)
+        for position in lanes.runs:
+            first = loads[0][position]
+            vec = f"cinn_vec<{self.type_name(first.dtype)}, {len(nodes)}>"
+            name = self.names.fresh(f"{buffer_name(first.tensor)}_vec")
+            offset = self.index(flat_index(first.tensor, first.indices))
+            pointer = f"{self.names.lookup(buffer_name(first.tensor))} + {offset}"
+            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            for k, lane_loads in enumerate(loads):
+                slots[id(lane_loads[position])] = f"{name}.v[{k}]"
+        self._lane_loads = slots
         stack.callback(setattr, self, "_lane_loads", outer)
         return bodies
 
@@ -668,7 +725,7 @@ class CudaRenderer(CRenderer):
         bodies = [n.body.true_value if guarded else n.body for n in nodes]
         for every_step in (True, False):  # a conditional load may read a loaded run
             for body in bodies:
-                for load in _body_loads(body, every_step):
+                for load in body_loads(body, every_step):
                     if is_on_chip(load.tensor) or load.dtype.itemsize * lanes > 16:
                         continue
                     if id(load) in self._lane_loads:
@@ -694,26 +751,39 @@ class CudaRenderer(CRenderer):
         target = self._lane_stores.get(id(node))
         if target is not None:
             self.store(target, node.value)
-        elif self._one_lane_stores(node):
-            self.store(self.access(node), node.value, only_if="threadIdx.x == 0")
+        elif (one_lane := self._one_lane_stores(node)) is not None:
+            self.store(self.access(node), node.value, only_if=one_lane)
         else:
             super().visit_Store(node)
 
-    def _one_lane_stores(self, node: s.Store) -> bool:
-        """Whether `node` stores a combine across threadIdx.x into global memory at an
-        address no threadIdx.x reaches (a grid reduction's partial, its total): every
-        thread of the row holds the same total and would store it to the same place, so
-        thread x 0 alone does. (A register temp is each thread's own: all store it.)"""
+    def _one_lane_stores(self, node: s.Store) -> str | None:
+        """`threadIdx.x == 0` where `node` stores a combine across threadIdx.x into
+        global memory at an address no threadIdx.x reaches (a grid reduction's partial,
+        its total): every thread of the row holds the same total and would store it to
+        the same place, so thread x 0 alone does; `threadIdx.y == 0` likewise for a
+        combine across threadIdx.y (the column schedule's lanes), whose store may also
+        compute on the total (a mean's division) from values no y thread differs in.
+        None for any other store (a register temp is each thread's own: all store it)."""
         value = node.value
-        if not isinstance(value, e.Reduce) or value.thread_axis != s.BindInfo.THREAD_X.value:
-            return False
+        reduces = outer_reductions(value)
+        if len(reduces) != 1 or not isinstance(reduces[0], e.Reduce):
+            return None
+        (total,) = reduces
+        pending: list[e.Expr] = [*node.indices]
+        if total.thread_axis == s.BindInfo.THREAD_X.value and value is total:
+            axis_vars, condition = self._lane_vars, "threadIdx.x == 0"
+        elif total.thread_axis == s.BindInfo.THREAD_Y.value:
+            axis_vars, condition = self._y_vars, "threadIdx.y == 0"
+            outside = nodes(value, prune=lambda n: n is total)
+            pending += [n for n in outside if isinstance(n, e.Var)]
+        else:
+            return None
         if getattr(node.tensor, "memory_type", None) is not e.MemoryType.GLOBAL:
-            return False
+            return None
         buffer = buffer_name(node.tensor)
         if buffer in self._read_back and buffer not in self._workspaces:
-            return False  # read again in the kernel: every thread keeps its own store
+            return None  # read again in the kernel: every thread keeps its own store
         names: set[str] = set()
-        pending = [*node.indices]
         while pending:
             for name in _var_names(pending.pop()):
                 if name in names:
@@ -721,7 +791,7 @@ class CudaRenderer(CRenderer):
                 names.add(name)
                 if name in self._iter_values:
                     pending.append(self._iter_values[name])
-        return not names & self._lane_vars
+        return None if names & axis_vars else condition
 
     @functools.cached_property
     def _read_back(self) -> set[str]:
@@ -1001,27 +1071,3 @@ def _assemble(rendered: Sequence[tuple[str, KernelInfo, set[DataType]]]) -> Cuda
         "\n\n".join(text for text, _, _ in rendered),
     ]
     return CudaSource("\n".join(parts) + "\n", kernels)
-
-
-def _body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
-    """The Loads of a Reduce body, outside another Load's indices and nested Reduces
-    (whose own axes are not in scope before the lane loop); with `every_step`, only
-    those evaluated on every step (not under a Select's branches or the right side of
-    `&&` / `||`)."""
-    found: list[e.Load] = []
-
-    def walk(node: e.Expr) -> None:
-        if isinstance(node, e.Load):
-            found.append(node)
-        elif every_step and isinstance(node, e.Select):
-            walk(node.condition)
-        elif every_step and isinstance(node, (e.And, e.Or)):
-            walk(node.a)
-        elif not isinstance(node, e.Reduction):
-            for value in node.field_values():
-                for item in value if isinstance(value, tuple) else (value,):
-                    if isinstance(item, e.Expr):
-                        walk(item)
-
-    walk(x)
-    return found

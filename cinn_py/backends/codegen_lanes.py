@@ -28,11 +28,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip
+from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip, outer_reductions
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.simplify import bounds, simplify
-from cinn_py.ir.visitor import Mutator, Visitor, structural_key
+from cinn_py.ir.visitor import Mutator, Visitor, nodes, structural_equal, structural_key
 
 
 @dataclass(frozen=True)
@@ -280,6 +280,8 @@ class _Planner:
         stores = body.stmts if isinstance(body, s.Block) else (body,)
         if not all(isinstance(x, s.Store) for x in stores):
             raise _NotVectorizable
+        if any(_has_reduction(x.value) for x in stores):
+            raise _NotVectorizable  # lanes of a reduction: `plan_lane_reductions`
         plan = RealizePlan()
         slots: dict[tuple, int] = {}
         for store in stores:
@@ -322,3 +324,139 @@ def plan_vector_loop(loop: s.For, loop_vars: Mapping[str, e.Var]) -> VectorPlan 
     except _NotVectorizable:
         return None
     return planner.plan
+
+
+def _has_reduction(x: e.Expr) -> bool:
+    return any(isinstance(n, e.Reduction) for n in nodes(x))
+
+
+def body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
+    """The Loads of a Reduce body, outside another Load's indices and nested Reduces
+    (whose own axes are not in scope before the lane loop); with `every_step`, only
+    those evaluated on every step (not under a Select's branches or the right side of
+    `&&` / `||`). Always in the same order for the same structure."""
+    found: list[e.Load] = []
+
+    def walk(node: e.Expr) -> None:
+        if isinstance(node, e.Load):
+            found.append(node)
+        elif every_step and isinstance(node, e.Select):
+            walk(node.condition)
+        elif every_step and isinstance(node, (e.And, e.Or)):
+            walk(node.a)
+        elif not isinstance(node, e.Reduction):
+            for value in node.field_values():
+                for item in value if isinstance(value, tuple) else (value,):
+                    if isinstance(item, e.Expr):
+                        walk(item)
+
+    walk(x)
+    return found
+
+
+@dataclass(frozen=True)
+class LaneReductions:
+    """A vectorized loop of V lanes around one block storing a cross-thread Reduce whose
+    body is a serial partial (the column schedule's V neighbouring outputs a thread),
+    written out lane by lane: `realize` is the block with lane k's store after lane
+    k - 1's (its iter vars renamed per lane), so codegen folds every lane's partial in
+    one walk (`emit_partials_together`) and combines them in one exchange
+    (`emit_fused_cross_thread_reductions`). `partials` are the lanes' partial Reduces
+    in lane order; `runs` the positions, in `body_loads(body, True)` order, of the
+    global loads whose V lanes read one aligned run of V elements: one vector load a
+    step. `guarded`: every partial's body is `Select(mask, value, identity)` under one
+    mask the same for every lane (a column split over TY threads that TY does not
+    divide), so the vector loads go under one branch a step and fold `value`."""
+
+    realize: s.ScheduleBlockRealize
+    partials: tuple[e.Reduce, ...]
+    runs: tuple[int, ...]
+    guarded: bool
+
+
+def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneReductions | None:
+    """The lane-by-lane rendering of vectorized loop `loop` around one block whose single
+    Store holds a cross-thread Reduce of a serial Reduce, or None (the loop then runs its
+    lanes one after another, each with its own walk and exchange: always correct). The
+    lanes are independent: no lane reads the buffer the block stores."""
+    if not (isinstance(loop.min, e.IntImm) and loop.min.value == 0):
+        return None
+    lanes = loop.extent.value if isinstance(loop.extent, e.IntImm) else 0
+    realize = (
+        loop.body.stmts[0]
+        if isinstance(loop.body, s.Block) and len(loop.body.stmts) == 1
+        else loop.body
+    )
+    if lanes not in (2, 4, 8, 16) or not isinstance(realize, s.ScheduleBlockRealize):
+        return None
+    block = realize.schedule_block
+    store = (
+        block.body.stmts[0]
+        if isinstance(block.body, s.Block) and len(block.body.stmts) == 1
+        else block.body
+    )
+    if not isinstance(store, s.Store):
+        return None
+    combines = outer_reductions(store.value)  # a mean's sum under its division, say
+    if len(combines) != 1:
+        return None
+    (combine,) = combines
+    if not (isinstance(combine, e.Reduce) and combine.thread_axis is not None):
+        return None
+    partial = combine.body
+    if not (isinstance(partial, e.Reduce) and partial.thread_axis is None):
+        return None
+    accesses = _Accesses()
+    accesses.visit(store.value)
+    if buffer_name(store.tensor) in accesses.reads:
+        return None
+    lane = loop.loop_var.name
+    lane_var = e.Var(lane, loop.loop_var.dtype, 0, lanes)
+    known: dict[str, e.Expr] = {**loop_vars, lane: lane_var}
+    symbolic = {
+        var.name: substitute(value, known)
+        for var, value in zip(block.iter_vars, realize.iter_values, strict=True)
+    }
+    body = substitute(partial.body, symbolic)
+    guarded = False
+    if isinstance(body, e.Select) and structural_equal(body.false_value, partial.init):
+        guarded = is_uniform(body.condition, lane, lanes)
+    runs = []
+    for position, load in enumerate(body_loads(body.true_value if guarded else body, True)):
+        if is_on_chip(load.tensor) or load.dtype.itemsize * lanes > 16:
+            continue
+        offset = flat_index(load.tensor, load.indices)
+        base = contiguous_base(offset, lane, lanes)
+        if base is not None and lane not in _names(base):
+            runs.append(position)
+    iter_vars: list[e.Var] = []
+    iter_values: list[e.Expr] = []
+    stores: list[s.Stmt] = []
+    partials: list[e.Reduce] = []
+    for k in range(lanes):
+        at_lane = {lane: e.IntImm(k, loop.loop_var.dtype)}
+        renamed: dict[str, e.Expr] = {}
+        for var, value in zip(block.iter_vars, realize.iter_values, strict=True):
+            fresh = e.Var(f"{var.name}_lane{k}", var.dtype, var.lower, var.upper)
+            renamed[var.name] = fresh
+            iter_vars.append(fresh)
+            iter_values.append(substitute(value, at_lane))
+        value = substitute(store.value, renamed)
+        indices = [substitute(i, renamed) for i in store.indices]
+        stores.append(s.Store(store.tensor, value, indices))
+        partials.append(outer_reductions(value)[0].body)
+    lanes_block = s.ScheduleBlock(
+        iter_vars,
+        block.read_buffers,
+        block.write_buffers,
+        block.name,
+        s.Block(stores),
+        block.attrs,
+    )
+    return LaneReductions(
+        s.ScheduleBlockRealize(iter_values, lanes_block), tuple(partials), tuple(runs), guarded
+    )
+
+
+def _names(x: e.Expr) -> set[str]:
+    return {n.name for n in nodes(x) if isinstance(n, e.Var)}

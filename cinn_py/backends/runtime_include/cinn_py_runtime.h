@@ -292,22 +292,55 @@ __device__ __forceinline__ T cinn_block_reduce(T value, Op op) {
  * bit-identical totals (NaN rules: the combine functors').  The first barrier keeps a
  * second call from overwriting partials a slower thread has not read.  kY: a power of
  * two from 2 to 1024, kX * kY <= 1024; every thread of the block must call it (it is
- * never under a branch on the thread index). */
+ * never under a branch on the thread index).
+ *
+ * A narrower block (kX a power of two below 32: the column schedule's lanes, where each
+ * thread holds V outputs) has 32 / kX rows of y in each warp: they fold first by
+ * shuffles (lane masks kX, 2 kX, ..., 16, the same tree in every warp), and only one
+ * partial a warp goes through shared memory, so a thread folds kY * kX / 32 of them
+ * instead of kY.  Every thread still ends with the same bits. */
 template <int kX, int kY, class T, class Op>
 __device__ __forceinline__ T cinn_block_reduce_y(T value, Op op) {
     static_assert(kX >= 1 && kY >= 2 && kX * kY <= 1024 && (kY & (kY - 1)) == 0,
                   "cinn_block_reduce_y: kY must be a power of two >= 2 and kX * kY <= 1024");
-    __shared__ T cinn_partials_y[kY][kX];
-    const int x = threadIdx.x;
-    __syncthreads();
-    cinn_partials_y[threadIdx.y][x] = value;
-    __syncthreads();
-    value = cinn_partials_y[0][x];
+    constexpr bool kWarpRows = kX < 32 && (kX & (kX - 1)) == 0 && kX * kY >= 32;
+    if constexpr (kWarpRows) {
 #pragma unroll
-    for (int y = 1; y < kY; ++y) {
-        value = op(value, cinn_partials_y[y][x]);
+        for (int mask = kX; mask < 32; mask <<= 1) {
+            value = op(value, cinn_shfl_xor(value, mask));
+        }
+        constexpr int kRowsPerWarp = 32 / kX;
+        constexpr int kWarps = kY / kRowsPerWarp;
+        if constexpr (kWarps == 1) {
+            return value;
+        } else {
+            __shared__ T cinn_warp_partials_y[kWarps][kX];
+            const int x = threadIdx.x;
+            __syncthreads();
+            if (threadIdx.y % kRowsPerWarp == 0) {
+                cinn_warp_partials_y[threadIdx.y / kRowsPerWarp][x] = value;
+            }
+            __syncthreads();
+            value = cinn_warp_partials_y[0][x];
+#pragma unroll
+            for (int w = 1; w < kWarps; ++w) {
+                value = op(value, cinn_warp_partials_y[w][x]);
+            }
+            return value;
+        }
+    } else {
+        __shared__ T cinn_partials_y[kY][kX];
+        const int x = threadIdx.x;
+        __syncthreads();
+        cinn_partials_y[threadIdx.y][x] = value;
+        __syncthreads();
+        value = cinn_partials_y[0][x];
+#pragma unroll
+        for (int y = 1; y < kY; ++y) {
+            value = op(value, cinn_partials_y[y][x]);
+        }
+        return value;
     }
-    return value;
 }
 
 /* Several cross-thread reductions of one block in one exchange (IRSchedule's

@@ -47,8 +47,11 @@ from cinn_py.ir.group_schedule.column_schedule import (
     ColumnKind,
     column_candidates,
     column_kind,
+    column_lanes,
+    column_rule,
     column_threads,
     columns_pattern,
+    lanes_threads_y,
     schedule_columns,
 )
 from cinn_py.ir.group_schedule.finish import ScheduleResult, finish_schedule
@@ -287,7 +290,7 @@ class ColumnTactic(Tactic):
     """Column reductions on 2-D blocks (`column_schedule.py`)."""
 
     name = "column"
-    knob_names = ("threads_y",)
+    knob_names = ("threads_y", "lanes", "threads_x")
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -331,18 +334,39 @@ class ColumnTactic(Tactic):
         pattern: RowPattern | None,
         knobs: Knobs | None = None,
     ) -> tuple[IRSchedule, LaunchConfig | None]:
-        threads_y = None if knobs is None else knobs["threads_y"]
-        return schedule_columns(func, target, _given(pattern), threads_y)
+        if knobs is None:
+            knobs = column_rule(func, _given(pattern), target)
+        return schedule_columns(
+            func,
+            target,
+            _given(pattern),
+            knobs["threads_y"],
+            knobs.get("lanes", 1),
+            knobs.get("threads_x", LANES),
+        )
 
     def settings(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        return [{"threads_y": t} for t in column_candidates(_given(pattern), target)]
+        """One output a thread (32 on x) at each of `column_candidates`' TY; where the
+        group takes lanes (`column_lanes`), V outputs a thread at each threads_x choice
+        and each of its TY (`lanes_threads_y`). Every setting names all three knobs."""
+        pattern = _given(pattern)
+        found = [
+            {"threads_y": t, "lanes": 1, "threads_x": LANES}
+            for t in column_candidates(pattern, target)
+        ]
+        shape = column_lanes(func, pattern)
+        if shape is not None:
+            for threads_x in shape.threads_x:
+                for t in lanes_threads_y(pattern, target, threads_x):
+                    found.append({"threads_y": t, "lanes": shape.lanes, "threads_x": threads_x})
+        return found
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
-        return {"threads_x": LANES, "threads_y": column_threads(_given(pattern), target)}
+        return column_rule(func, _given(pattern), target)
 
 
 class RowTactic(Tactic):

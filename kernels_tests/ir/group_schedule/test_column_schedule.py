@@ -402,13 +402,16 @@ def test_the_clamped_schedule_computes_what_the_lowered_function_does():
     np.testing.assert_array_equal(want[0], x.sum(0, keepdims=True))
 
 
-def test_8192_squared_on_the_gpu_is_one_2d_block_per_32_columns():
+def test_8192_squared_on_the_gpu_is_one_2d_block_per_32_columns_in_vectors():
+    """The lanes rule: 32 outputs a block as 8 threads of 4 (one 16-byte load of each
+    row a thread), 128 threads down each column slice."""
     program = reduction((8192, 8192), (0,), False)
     stages = PIRCompiler(program, "cuda", arch="sm_90").stages()
     (kernel,) = stages.source.kernels
-    assert kernel.grid == (256, 1, 1) and kernel.block == (32, 32, 1)
+    assert kernel.grid == (256, 1, 1) and kernel.block == (8, 128, 1)
     source = stages.source.source
-    assert "cinn_block_reduce_y<32, 32>(" in source and "cinn_block_reduce<" not in source
+    assert "cinn_block_reduce_y<8, 128>(" in source and "cinn_block_reduce<" not in source
+    assert "cinn_vec<float, 4> var_0_vec = *reinterpret_cast" in source
     assert "__launch_bounds__(1024)" in source
     for arch in ("sm_80", "sm_90"):
         try:
@@ -464,8 +467,9 @@ NUMBER_CASES = {
 def _check(program: Program, x: np.ndarray, column: bool = True) -> None:
     exe = cinn_py.compile(program, target="cuda-emu")
     assert len(exe.kernels) == 1
-    if column:
-        assert exe.kernels[0].block[0] == 32 and exe.kernels[0].block[1] > 1
+    if column:  # 32 x lanes, or 32 / V x lanes with V outputs a thread (column_lanes)
+        threads_x, threads_y, _ = exe.kernels[0].block
+        assert threads_x in (2, 4, 8, 16, 32) and threads_y > 1
     got = exe.run({"x": x})
     want = run_reference(program, {"x": x})
     assert len(got) == len(want)

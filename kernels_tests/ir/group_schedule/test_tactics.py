@@ -118,7 +118,11 @@ def test_knobs_are_what_the_schedule_decided(functions, name):
         }
         assert knobs["chunks"] >= 2 and knobs["lanes"] == 4
     elif tactic == "column":
-        assert knobs == {"threads_x": 32, "threads_y": launch.threads_y}
+        assert knobs == {
+            "threads_x": launch.threads,
+            "threads_y": launch.threads_y,
+            "lanes": launch.lanes,
+        }
     elif tactic == "tile":
         assert knobs == {"tile": 32, "tile_rows": 8, "pad": 1, "lanes": 1}
         assert launch.threads == knobs["tile"] * knobs["tile_rows"]
