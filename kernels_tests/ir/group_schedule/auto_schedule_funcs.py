@@ -30,6 +30,7 @@ from cinn_py.ir.stmt import (
 )
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
+from cinn_py.tolerances import tolerance
 
 Compute = Callable[[dict[str, Buffer], list[Var]], Expr]
 
@@ -309,3 +310,23 @@ def run_emulated(module, kernel, inputs: dict[str, np.ndarray], want: dict[str, 
             args.append(outputs[arg.name])
     module.launch(kernel.name, kernel.grid, kernel.block, args, kernel.shared_mem)
     return outputs
+
+
+def assert_emulated_matches_interpreter(
+    module, kernel, func: LoweredFunc, rng: np.random.Generator, what: str
+) -> None:
+    """`kernel` of the emulated `module` (`func` scheduled) on random inputs against the
+    interpreter running `func`, each output within 4x its dtype's tolerance."""
+    inputs = inputs_for(func, rng)
+    want = run_interpreted(func, inputs)
+    for out, value in run_emulated(module, kernel, inputs, want).items():
+        assert_close(value, want[out], f"{what}: {out}")
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Within 4x the dtype's tolerance (`cinn_py.tolerances`): a schedule may reorder a
+    reduction's folds."""
+    rtol, atol = tolerance(got.dtype)
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=4 * rtol, atol=4 * atol, err_msg=what
+    )

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
+from auto_schedule_funcs import assert_emulated_matches_interpreter
 from reduction_programs import lowered, reduction
 
 from cinn_py.backends import cuda_emu
@@ -27,7 +27,6 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
-from cinn_py.tolerances import tolerance
 
 CUDA = TargetInfo.cuda()
 TACTIC = ColumnTactic()
@@ -75,17 +74,7 @@ def test_every_lanes_candidate_computes_the_interpreters_numbers(emulated):
     found, source, module = emulated
     rng = np.random.default_rng(0)
     for (name, knobs, func, _), kernel in zip(found, source.kernels, strict=True):
-        inputs = inputs_for(func, rng)
-        want = run_interpreted(func, inputs)
-        for out, value in run_emulated(module, kernel, inputs, want).items():
-            rtol, atol = tolerance(value.dtype)
-            np.testing.assert_allclose(
-                value.astype(np.float64),
-                want[out].astype(np.float64),
-                rtol=4 * rtol,
-                atol=4 * atol,
-                err_msg=f"{name} with {knobs}: {out}",
-            )
+        assert_emulated_matches_interpreter(module, kernel, func, rng, f"{name} with {knobs}")
 
 
 def test_every_lanes_kernel_loads_vectors_and_stores_from_row_zero(emulated):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
+from auto_schedule_funcs import assert_close, inputs_for, run_emulated, run_interpreted
 from reduction_programs import lowered, reduction, softmax
 
 from cinn_py.backends import cuda_emu
@@ -22,7 +22,6 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
-from cinn_py.tolerances import tolerance
 
 TWO_SMS = TargetInfo(arch="sm_90", sm_count=2, max_blocks_per_sm=32, max_threads_per_sm=256)
 """Two SMs of 256 threads: persistent grids of 2 to 16 blocks, so that rows from 7 to 129
@@ -103,13 +102,6 @@ def _persistent_candidates():
     return found
 
 
-def _check(got: np.ndarray, want: np.ndarray, what: str) -> None:
-    rtol, atol = tolerance(got.dtype)
-    np.testing.assert_allclose(
-        got.astype(np.float64), want.astype(np.float64), rtol=4 * rtol, atol=4 * atol, err_msg=what
-    )
-
-
 def test_every_persistent_candidate_matches_the_unscheduled_function_on_cuda_emu():
     found = _persistent_candidates()
     assert len(found) == 9 * 6 + 3
@@ -122,7 +114,7 @@ def test_every_persistent_candidate_matches_the_unscheduled_function_on_cuda_emu
         want = run_interpreted(func, inputs)
         assert kernel.grid == (2 * knobs["blocks_per_sm"], 1, 1), (name, knobs)
         for out, value in run_emulated(module, kernel, inputs, want).items():
-            _check(value, want[out], f"{name} with {knobs}: {out}")
+            assert_close(value, want[out], f"{name} with {knobs}: {out}")
 
 
 @pytest.mark.parametrize("name", ["layer_norm_33x129", "softmax_f16_129x33", "row_sum_129x129"])
@@ -134,7 +126,7 @@ def test_the_interpreter_runs_the_persistent_function(name):
     inputs = inputs_for(func, np.random.default_rng(1))
     want, got = run_interpreted(func, inputs), run_interpreted(scheduled, inputs)
     for out in want:
-        _check(got[out], want[out], f"{name}: {out}")
+        assert_close(got[out], want[out], f"{name}: {out}")
 
 
 LAYER_NORM_IR = """\

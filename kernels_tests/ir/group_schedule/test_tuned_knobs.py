@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from auto_schedule_funcs import inputs_for, run_emulated, run_interpreted
+from auto_schedule_funcs import assert_emulated_matches_interpreter
 from reduction_programs import lowered, reduction, softmax
 
 from cinn_py.backends import cuda_emu
@@ -19,7 +19,6 @@ from cinn_py.ir.stmt import LoweredFunc
 from cinn_py.pir.builder import Builder
 from cinn_py.pir.dtypes import DataType
 from cinn_py.pir.program import Program
-from cinn_py.tolerances import tolerance
 
 CUDA = TargetInfo.cuda()
 F16 = DataType.FLOAT16
@@ -83,17 +82,7 @@ def test_every_candidate_computes_the_interpreters_numbers_on_cuda_emu():
     module = cuda_emu.compile(source.source)
     rng = np.random.default_rng(0)
     for (name, knobs, func, _), kernel in zip(found, source.kernels, strict=True):
-        inputs = inputs_for(func, rng)
-        want = run_interpreted(func, inputs)
-        for out, value in run_emulated(module, kernel, inputs, want).items():
-            rtol, atol = tolerance(value.dtype)
-            np.testing.assert_allclose(
-                value.astype(np.float64),
-                want[out].astype(np.float64),
-                rtol=4 * rtol,
-                atol=4 * atol,
-                err_msg=f"{name} with {knobs}: {out}",
-            )
+        assert_emulated_matches_interpreter(module, kernel, func, rng, f"{name} with {knobs}")
 
 
 @pytest.mark.parametrize("name", list(CASES))
