@@ -30,10 +30,13 @@
 #                  torch.compile; its markdown goes to bench.md after the bench's, its
 #                  JSON into bench.json as the key "e2e"
 #   torch_compile  tools/bench.py with torch.compile on three cases only
-#   tune           tools/tune.py --time 3 on the row reductions at [4096, 4096] (softmax,
-#                  layer_norm, rms_norm; float32 and float16): the static reports built
-#                  by every CPU, the model's best 3 and the best persistent grid (with
-#                  and without prefetch) timed on the device alone, interleaved; its output goes to bench.md, the database
+#   tune           tools/tune.py --time 3 at [4096, 4096] on the row reductions (softmax,
+#                  layer_norm, rms_norm), the column sum (its lanes rule at a shape it
+#                  was not timed at) and add_relu_mul (the flat tactic's threads and
+#                  steps, never timed well); float32 and float16: the static reports
+#                  built by every CPU, the model's best 3 and the best of each kind of
+#                  setting (a persistent grid, with and without prefetch) timed on the
+#                  device alone, interleaved; its output goes to bench.md, the database
 #                  it would write into bench.json as the key "tune" (schedules/ is
 #                  updated here, by hand, from what it says)
 #   ncu            Nsight Compute on four kernels (softmax f16, layer_norm f32,
@@ -69,8 +72,10 @@ KILL_GRACE=3    # seconds between a step's TERM and its KILL
 
 # The three torch.compile cases and the four ncu cases (tools/bench.py case names).
 TORCH_COMPILE_CASES="softmax_f16_4096x4096,layer_norm_f32_4096x4096,reduce_sum_rows_f32_8192x8192"
-# What the tune step tunes (tools/tune.py --cases / --shapes): the rows below 90% of copy.
-TUNE_CASES="softmax,layer_norm,rms_norm"
+# What the tune step tunes (tools/tune.py --cases / --shapes): the rows below 90% of copy,
+# the column sum and the elementwise case: 6 keys (the rows' 2 alone took 21 s of the
+# step's 100 on an H200, 2026-11-27; the 4 others are one kernel each).
+TUNE_CASES="softmax,layer_norm,rms_norm,reduce_sum_cols,add_relu_mul"
 TUNE_SHAPES="4096x4096"
 NCU_CASES="softmax_f16_4096x4096 layer_norm_f32_4096x4096 transpose_f16_8192x8192 reduce_sum_all_f32_8192x8192"
 NCU_KERNELS='regex:^fn_' # cinn_py names its kernels fn_<group>
