@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip, outer_reductions
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
+from cinn_py.ir.names import fresh_name
 from cinn_py.ir.simplify import bounds, simplify
 from cinn_py.ir.visitor import Mutator, Visitor, nodes, structural_equal, structural_key
 
@@ -433,11 +434,13 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     iter_values: list[e.Expr] = []
     stores: list[s.Stmt] = []
     partials: list[e.Reduce] = []
+    taken = {*loop_vars, lane, *_names(store.value), *(v.name for v in block.iter_vars)}
     for k in range(lanes):
         at_lane = {lane: e.IntImm(k, loop.loop_var.dtype)}
         renamed: dict[str, e.Expr] = {}
         for var, value in zip(block.iter_vars, realize.iter_values, strict=True):
-            fresh = e.Var(f"{var.name}_lane{k}", var.dtype, var.lower, var.upper)
+            name = fresh_name(f"{var.name}_lane{k}", taken)
+            fresh = e.Var(name, var.dtype, var.lower, var.upper)
             renamed[var.name] = fresh
             iter_vars.append(fresh)
             iter_values.append(substitute(value, at_lane))
