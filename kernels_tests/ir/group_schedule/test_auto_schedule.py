@@ -137,21 +137,19 @@ function fn_group_0 (var_0, var_1)
 ScheduleBlock(root)
 {
   {
-    thread_bind[blockIdx.x] for (i_0_i_1_fused_1, 0, 4224)
+    thread_bind[blockIdx.x] for (i_0_i_1_fused_1, 0, 4096)
     {
       thread_bind[threadIdx.x] for (i_0_i_1_fused_2, 0, 256)
       {
         serial for (i_0_i_1_fused_0, 0, 2)
         {
           vectorize[4] for (i_0_i_1_fused_3, 0, 4)
-          if (((((((i_0_i_1_fused_0 * 4325376) + (i_0_i_1_fused_1 * 1024)) + (i_0_i_1_fused_2 * 4)) + i_0_i_1_fused_3) / 2048) < 4096)) {
-            ScheduleBlock(var_1)
-            {
-              i0_0, i1_0 = axis.bind((((((i_0_i_1_fused_0 * 4325376) + (i_0_i_1_fused_1 * 1024)) + (i_0_i_1_fused_2 * 4)) + i_0_i_1_fused_3) / 2048), ((((i_0_i_1_fused_1 * 1024) + (i_0_i_1_fused_2 * 4)) + i_0_i_1_fused_3) % 2048))
-              read_buffers(var_0[i0_0(0:4096), i1_0(0:2048)])
-              write_buffers(var_1[i0_0(0:4096), i1_0(0:2048)])
-              var_1[i0_0, i1_0] = var_0[i0_0, i1_0]
-            }
+          ScheduleBlock(var_1)
+          {
+            i0_0, i1_0 = axis.bind((((((i_0_i_1_fused_0 * 4194304) + (i_0_i_1_fused_1 * 1024)) + (i_0_i_1_fused_2 * 4)) + i_0_i_1_fused_3) / 2048), ((((i_0_i_1_fused_1 * 1024) + (i_0_i_1_fused_2 * 4)) + i_0_i_1_fused_3) % 2048))
+            read_buffers(var_0[i0_0(0:4096), i1_0(0:2048)])
+            write_buffers(var_1[i0_0(0:4096), i1_0(0:2048)])
+            var_1[i0_0, i1_0] = var_0[i0_0, i1_0]
           }
         }
       }
@@ -241,14 +239,19 @@ def test_two_outputs_of_different_sizes_share_the_launch_of_the_larger():
 
 
 def test_big_tensor_gets_a_grid_stride_loop_inside_the_bound_loops():
+    """2M vectors: 2 passes of a grid of 4096 blocks (not the 4224 the grid may have:
+    4096 cover the tensor exactly, so no step is partly idle and no guard is left)."""
     result = auto_schedule(copy_2d((4096, 2048)), CUDA)
     assert print_ir(result.func) == GRID_STRIDE
-    assert result.launch == LaunchConfig(threads=256, blocks=4224, steps=2)
+    assert result.launch == LaunchConfig(threads=256, blocks=4096, steps=2)
     assert str(result.trace).splitlines()[1:3] == [
-        "split(loop=i_0_i_1_fused, factors=[2, 4224, 256, 4]) -> "
+        "split(loop=i_0_i_1_fused, factors=[2, 4096, 256, 4]) -> "
         "[i_0_i_1_fused_0, i_0_i_1_fused_1, i_0_i_1_fused_2, i_0_i_1_fused_3]",
         "reorder(loops=[i_0_i_1_fused_1, i_0_i_1_fused_2, i_0_i_1_fused_0])",
     ]
+    uneven = auto_schedule(copy_2d((4095, 2047)), CUDA)  # scalars: 8,382,465 of them
+    assert uneven.launch == LaunchConfig(threads=256, blocks=4094, steps=8)
+    assert "if (" in print_ir(uneven.func)  # 4094 x 256 x 8 covers 2,047 elements more
 
 
 def test_emulator_grid_strides_early_and_exactly():

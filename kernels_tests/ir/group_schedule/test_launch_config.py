@@ -64,9 +64,11 @@ def test_target_info_checks_its_numbers(field, value, message):
         (2048, LaunchConfig(threads=256, blocks=8, steps=1)),  # 64x128 float32 / 4 lanes
         (2049, LaunchConfig(threads=256, blocks=9, steps=1)),
         (1_081_344, LaunchConfig(threads=256, blocks=4224, steps=1)),  # 132 SMs x 32 x 256
-        (1_081_345, LaunchConfig(threads=256, blocks=4224, steps=2)),  # grid-stride from here
-        (2_097_152, LaunchConfig(threads=256, blocks=4224, steps=2)),  # 4096x2048 float32
-        (10**9, LaunchConfig(threads=256, blocks=4224, steps=925)),
+        # grid-stride from here, with the fewest blocks that cover the items in the steps
+        (1_081_345, LaunchConfig(threads=256, blocks=2113, steps=2)),
+        (2_097_152, LaunchConfig(threads=256, blocks=4096, steps=2)),  # 4096x2048 float32
+        (16_777_216, LaunchConfig(threads=256, blocks=4096, steps=16)),  # 64M float32: exact
+        (10**9, LaunchConfig(threads=256, blocks=4223, steps=925)),
     ],
 )
 def test_cuda_launch(items, expected):
@@ -78,7 +80,7 @@ def test_cuda_launch(items, expected):
     [
         (100, LaunchConfig(threads=128, blocks=1, steps=1)),
         (2048, LaunchConfig(threads=256, blocks=8, steps=1)),
-        (2049, LaunchConfig(threads=256, blocks=8, steps=2)),
+        (2049, LaunchConfig(threads=256, blocks=5, steps=2)),  # 5 x 256 x 2 cover 2049
         (1 << 20, LaunchConfig(threads=256, blocks=8, steps=512)),
     ],
 )
