@@ -59,6 +59,7 @@ from cinn_py.ir import stmt as s
 from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
+from cinn_py.ir.schedule.stream_reads import streamed
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.visitor import Visitor, nodes, structural_equal, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
@@ -199,6 +200,9 @@ class CudaRenderer(CRenderer):
         """Those bound to threadIdx.y (`_one_lane_stores` of a combine across y)."""
         self._lane_reductions: LaneReductions | None = None
         """The vectorized loop of reductions being written out lane by lane."""
+        self._streamed: frozenset[str] = frozenset()
+        """The buffers the block being rendered reads once (`stream_reads`): loaded
+        evict-first (`cinn_ldcs`)."""
         self.fast_math = fast_math
         """Float32 exp, log, sin, cos, tan, pow, tanh and division by CUDA's fast
         approximations (`FAST_MATH`; `cinn_py.compile(..., fast_math=True)`)."""
@@ -585,7 +589,8 @@ class CudaRenderer(CRenderer):
             vec = f"cinn_vec<{self.type_name(self._arg_dtype(buffer))}, {lanes}>"
             pointer = f"{self.names.lookup(buffer)} + {self.index(offset)}"
             name = self.names.fresh(f"{buffer}_vec")
-            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            streamed_here = buffer in streamed(node.schedule_block)
+            self.line(f"const {vec} {name} = {_vector_load(vec, pointer, streamed_here)};")
             slots.append(name)
         stores = [x for x in _stores(node) if id(x) in parts.vector_stores]
         locals_ = {}
@@ -645,7 +650,8 @@ class CudaRenderer(CRenderer):
             vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
             name = self.names.fresh(f"{buffer}_vec")
             pointer = f"{self.names.lookup(buffer)} + {self.index(base)}"
-            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            load = _vector_load(vec, pointer, buffer in self._streamed)
+            self.line(f"const {vec} {name} = {load};")
             slots.update({id(load): name for load in loads})
         self.line("#pragma unroll")
         stack.enter_context(self.names.scope())
@@ -685,9 +691,11 @@ class CudaRenderer(CRenderer):
             first = loads[0][position]
             vec = f"cinn_vec<{self.type_name(first.dtype)}, {len(nodes)}>"
             name = self.names.fresh(f"{buffer_name(first.tensor)}_vec")
+            buffer = buffer_name(first.tensor)
             offset = self.index(flat_index(first.tensor, first.indices))
-            pointer = f"{self.names.lookup(buffer_name(first.tensor))} + {offset}"
-            self.line(f"const {vec} {name} = *reinterpret_cast<const {vec}*>({pointer});")
+            pointer = f"{self.names.lookup(buffer)} + {offset}"
+            load = _vector_load(vec, pointer, buffer in self._streamed)
+            self.line(f"const {vec} {name} = {load};")
             for k, lane_loads in enumerate(loads):
                 slots[id(lane_loads[position])] = f"{name}.v[{k}]"
         self._lane_loads = slots
@@ -745,7 +753,14 @@ class CudaRenderer(CRenderer):
         return set(self._lane_loads) | set(self._lane_stores)
 
     def visit_Load(self, node: e.Load) -> str:
-        return self._lane_loads.get(id(node)) or super().visit_Load(node)
+        lane = self._lane_loads.get(id(node))
+        if lane is not None:
+            return lane
+        buffer = buffer_name(node.tensor)
+        if buffer in self._streamed and not is_on_chip(node.tensor):
+            offset = self.index(flat_index(node.tensor, node.indices))
+            return f"cinn_ldcs({self.names.lookup(buffer)} + {offset})"
+        return super().visit_Load(node)
 
     def visit_Store(self, node: s.Store) -> None:
         target = self._lane_stores.get(id(node))
@@ -805,13 +820,14 @@ class CudaRenderer(CRenderer):
         return {arg.name for arg in self.func.args if arg.io is s.ArgIO.WORKSPACE}
 
     def realize_body(self, node: s.ScheduleBlockRealize) -> None:
-        outer = dict(self._iter_values)
+        outer, outer_streamed = dict(self._iter_values), self._streamed
         for var, value in zip(node.schedule_block.iter_vars, node.iter_values, strict=True):
             self._iter_values[var.name] = value
+        self._streamed = streamed(node.schedule_block)
         try:
             super().realize_body(node)
         finally:
-            self._iter_values = outer
+            self._iter_values, self._streamed = outer, outer_streamed
 
     def _arg_dtype(self, buffer: str) -> DataType:
         for arg in self.func.args:
@@ -1071,3 +1087,10 @@ def _assemble(rendered: Sequence[tuple[str, KernelInfo, set[DataType]]]) -> Cuda
         "\n\n".join(text for text, _, _ in rendered),
     ]
     return CudaSource("\n".join(parts) + "\n", kernels)
+
+
+def _vector_load(vec: str, pointer: str, streamed_load: bool) -> str:
+    """One vector load of `vec` at `pointer`; evict-first (`cinn_ldcs`, PTX
+    `ld.global.cs`) where the block reads the buffer once (`stream_reads`)."""
+    cast = f"reinterpret_cast<const {vec}*>({pointer})"
+    return f"cinn_ldcs({cast})" if streamed_load else f"*{cast}"

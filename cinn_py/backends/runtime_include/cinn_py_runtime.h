@@ -157,6 +157,34 @@ struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) cinn_vec {
     T v[N];
 };
 
+/* An evict-first load (PTX ld.global.cs, CUDA's __ldcs) of one value or one cinn_vec of
+ * 1 to 16 bytes: a block's loads of an input it alone reads, once (IRSchedule's
+ * stream_reads), so that their lines are the first L2 gives up, not the ones read again
+ * (a norm's weight).  The bits go through the integer word of the same size, whose
+ * alignment the value's address has (cinn_vec's, or the element's own). */
+template <class Word, class T>
+__device__ __forceinline__ T cinn_ldcs_as(const T* p) {
+    const Word word = __ldcs(reinterpret_cast<const Word*>(p));
+    return *reinterpret_cast<const T*>(&word);
+}
+template <class T>
+__device__ __forceinline__ T cinn_ldcs(const T* p) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 ||
+                      sizeof(T) == 16,
+                  "cinn_ldcs: a value of 1, 2, 4, 8 or 16 bytes");
+    if constexpr (sizeof(T) == 16) {
+        return cinn_ldcs_as<int4>(p);
+    } else if constexpr (sizeof(T) == 8) {
+        return cinn_ldcs_as<long long>(p);
+    } else if constexpr (sizeof(T) == 4) {
+        return cinn_ldcs_as<int>(p);
+    } else if constexpr (sizeof(T) == 2) {
+        return cinn_ldcs_as<short>(p);
+    } else {
+        return cinn_ldcs_as<char>(p);
+    }
+}
+
 /* Infinities and NaN by their bit patterns: no literal spells them and no header is
  * needed for these. */
 #define CINN_PY_INF_F __int_as_float(0x7f800000)

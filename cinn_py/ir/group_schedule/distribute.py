@@ -8,14 +8,17 @@ The flat schedule (`flat_schedule.py`) does both to every block; the row schedul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from cinn_py.errors import ScheduleError
 from cinn_py.ir.dim_values import concrete
+from cinn_py.ir.expr import Buffer
 from cinn_py.ir.group_schedule.launch_config import LaunchConfig, steps_for
 from cinn_py.ir.row_pattern import RowPattern
 from cinn_py.ir.schedule import BlockRef, IRSchedule, LoopRef
-from cinn_py.ir.stmt import COMPUTED_ONCE
+from cinn_py.ir.schedule.analysis import readers
+from cinn_py.ir.stmt import COMPUTED_ONCE, ArgIO
 
 BLOCK_AXIS = "blockIdx.x"
 THREAD_AXIS = "threadIdx.x"
@@ -96,3 +99,30 @@ def inline_computed(sch: IRSchedule) -> None:
     no row in registers (column, grid, flat, tile)."""
     for block in computed_temps(sch):
         sch.compute_inline(block)
+
+
+def stream_full_inputs(sch: IRSchedule) -> list[str]:
+    """Every input as large as the function's largest, read by one block alone, marked
+    read once (`IRSchedule.stream_reads`: evict-first loads): an elementwise map's
+    operands, the rows a reduction caches. Smaller inputs (a norm's weight and bias, a
+    broadcast bias) are read by every row or block and stay cached. The `stream` knob of
+    the flat and row tactics (tunable; their rules leave it off until a GPU times it).
+    Returns the buffers marked."""
+    func = sch.func
+    inputs = [a for a in func.args if a.io is ArgIO.INPUT and isinstance(a.value, Buffer)]
+    sizes = {a.name: _elements(a.value) for a in inputs}
+    largest = max(sizes.values(), default=0)
+    marked = []
+    for name, size in sizes.items():
+        if size != largest or largest == 0:
+            continue
+        blocks = readers(sch.func, name)
+        if len(blocks) == 1:
+            sch.stream_reads(blocks[0], name)
+            marked.append(name)
+    return marked
+
+
+def _elements(buffer: Buffer) -> int | None:
+    dims = [concrete(d) for d in buffer.shape]
+    return None if any(d is None for d in dims) else math.prod(dims)

@@ -54,6 +54,7 @@ from cinn_py.ir.group_schedule.column_schedule import (
     lanes_threads_y,
     schedule_columns,
 )
+from cinn_py.ir.group_schedule.distribute import stream_full_inputs
 from cinn_py.ir.group_schedule.finish import ScheduleResult, finish_schedule
 from cinn_py.ir.group_schedule.flat_schedule import flat_candidates, flat_knobs, schedule_flat
 from cinn_py.ir.group_schedule.grid_schedule import (
@@ -373,7 +374,7 @@ class RowTactic(Tactic):
     """A thread block (or a warp) per row (`reduce_schedule.py`)."""
 
     name = "row"
-    knob_names = ("threads_per_row", "rows_per_block", "blocks_per_sm", "prefetch")
+    knob_names = ("threads_per_row", "rows_per_block", "blocks_per_sm", "prefetch", "stream")
 
     def accepts(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
@@ -403,9 +404,12 @@ class RowTactic(Tactic):
             return schedule_rows(func, target, _given(pattern))
         threads, per_block = knobs["threads_per_row"], knobs["rows_per_block"]
         persistent, prefetch = knobs.get("blocks_per_sm", 0), bool(knobs.get("prefetch", 0))
-        return schedule_rows(
+        sch, launch = schedule_rows(
             func, target, _given(pattern), threads, per_block, persistent, prefetch
         )
+        if knobs.get("stream"):
+            stream_full_inputs(sch)
+        return sch, launch
 
     def settings(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
@@ -420,6 +424,15 @@ class RowTactic(Tactic):
                 found.append(persistent)
                 if per_block == 1:  # the next row's loads issued ahead (one row a block)
                     found.append(persistent | {"prefetch": 1})
+        rule = self.knobs(func, target, pattern)
+        if streamable(self.schedule(func, target, pattern)[0]):  # the rows' loads evict-first
+            found.append(
+                {
+                    "threads_per_row": rule["threads_per_row"],
+                    "rows_per_block": rule["rows_per_block"],
+                    "stream": 1,
+                }
+            )
         return found
 
     def knobs(
@@ -433,6 +446,7 @@ class RowTactic(Tactic):
             "rows_per_block": rows_per_block(pattern, threads, target),
             "blocks_per_sm": 0,
             "prefetch": 0,
+            "stream": 0,
             "lanes": lanes,
         }
 
@@ -482,7 +496,7 @@ class FlatTactic(Tactic):
     resort, which takes every function but one that reads a reduction back."""
 
     name = "flat"
-    knob_names = ("threads", "min_steps")
+    knob_names = ("threads", "min_steps", "stream")
     bucket_dims = "elements"
 
     def accepts(
@@ -499,17 +513,25 @@ class FlatTactic(Tactic):
     ) -> tuple[IRSchedule, LaunchConfig | None]:
         if knobs is None:
             return schedule_flat(func, target)
-        return schedule_flat(func, target, knobs["threads"], knobs["min_steps"])
+        sch, launch = schedule_flat(func, target, knobs["threads"], knobs["min_steps"])
+        if knobs.get("stream"):
+            stream_full_inputs(sch)
+        return sch, launch
 
     def settings(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
-        return [{"threads": t, "min_steps": n} for t, n in flat_candidates(func, target)]
+        found = [{"threads": t, "min_steps": n} for t, n in flat_candidates(func, target)]
+        if found and streamable(schedule_flat(func, target)[0]):  # inputs evict-first
+            found.append(
+                {"threads": self.knobs(func, target)["threads"], "min_steps": 1, "stream": 1}
+            )
+        return found
 
     def knobs(
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None = None
     ) -> dict[str, int]:
-        return flat_knobs(func, target)
+        return {**flat_knobs(func, target), "stream": 0}
 
 
 TACTICS: tuple[Tactic, ...] = (
@@ -523,6 +545,12 @@ TACTICS: tuple[Tactic, ...] = (
 
 TACTIC_NAMED: dict[str, Tactic] = {tactic.name: tactic for tactic in TACTICS}
 """Each tactic by its name (`ScheduleResult.tactic`, a database entry's `tactic`)."""
+
+
+def streamable(sch: IRSchedule) -> bool:
+    """Whether `stream_full_inputs` marks an input of the rules' schedule `sch` (a
+    trial: the `stream` knob is a candidate only where it changes the kernel)."""
+    return bool(stream_full_inputs(sch))
 
 
 def row_schedule_fits(pattern: RowPattern, itemsize: int, target: TargetInfo) -> bool:

@@ -25,6 +25,7 @@ from cinn_py.ir.schedule import (
     reduction,
     reduction_fusion,
     row_registers,
+    stream_reads,
     thread_sync,
 )
 from cinn_py.ir.schedule.analysis import find_loop, find_realize, loops_in, realizes
@@ -239,6 +240,13 @@ class IRSchedule:
         ref = BlockRef(_block_name(block))
         self._func = buffer_memory.set_buffer(self._func, ref.name, memory_type)
         self._record("set_buffer", {"block": ref, "memory_type": memory_type})
+
+    def stream_reads(self, block: BlockRef | str, buffer: str) -> None:
+        """Marks `block`'s loads of input `buffer`, which no other block reads, as read
+        once: codegen loads them evict-first (`stream_reads.py`)."""
+        ref = BlockRef(_block_name(block))
+        self._func = stream_reads.stream_reads(self._func, ref.name, buffer)
+        self._record("stream_reads", {"block": ref, "buffer": buffer})
 
     def cache_read(
         self,

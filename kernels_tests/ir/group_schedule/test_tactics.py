@@ -106,6 +106,7 @@ def test_knobs_are_what_the_schedule_decided(functions, name):
             "rows_per_block": 8,
             "blocks_per_sm": 0,
             "prefetch": 0,
+            "stream": 0,
             "lanes": 4,
         }
         assert (launch.threads, launch.blocks) == (32 * 8, 64 // 8)
