@@ -161,7 +161,8 @@ struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) cinn_vec {
  * 1 to 16 bytes: a block's loads of an input it alone reads, once (IRSchedule's
  * stream_reads), so that their lines are the first L2 gives up, not the ones read again
  * (a norm's weight).  The bits go through the integer word of the same size, whose
- * alignment the value's address has (cinn_vec's, or the element's own). */
+ * alignment the value's address has (cinn_vec's, or the element's own); a cinn_vec wider
+ * than 16 bytes goes as 16-byte words. */
 template <class Word, class T>
 __device__ __forceinline__ T cinn_ldcs_as(const T* p) {
     const Word word = __ldcs(reinterpret_cast<const Word*>(p));
@@ -170,9 +171,18 @@ __device__ __forceinline__ T cinn_ldcs_as(const T* p) {
 template <class T>
 __device__ __forceinline__ T cinn_ldcs(const T* p) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 ||
-                      sizeof(T) == 16,
-                  "cinn_ldcs: a value of 1, 2, 4, 8 or 16 bytes");
-    if constexpr (sizeof(T) == 16) {
+                      sizeof(T) % 16 == 0,
+                  "cinn_ldcs: a value of 1, 2, 4 or 8 bytes, or 16-byte words");
+    if constexpr (sizeof(T) > 16) {  // a wider cinn_vec (float inputs of a float16 map)
+        T value;
+        int4* words = reinterpret_cast<int4*>(&value);
+        const int4* from = reinterpret_cast<const int4*>(p);
+#pragma unroll
+        for (int i = 0; i < int(sizeof(T) / 16); ++i) {
+            words[i] = __ldcs(from + i);
+        }
+        return value;
+    } else if constexpr (sizeof(T) == 16) {
         return cinn_ldcs_as<int4>(p);
     } else if constexpr (sizeof(T) == 8) {
         return cinn_ldcs_as<long long>(p);

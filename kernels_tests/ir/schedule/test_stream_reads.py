@@ -175,3 +175,38 @@ def test_streamed_loads_are_evict_first_in_the_sass_and_exact_on_cuda_emu():
     loads = [line for line in sass.splitlines() if "LDG.E" in line]
     assert sum(".EF." in line for line in loads) == 2, loads  # x and y evict-first
     assert sum(".EF." not in line for line in loads) == 1, loads  # the bias
+
+
+def _cast_to_half(shape) -> Program:
+    program = Program()
+    b = Builder(program)
+    x = b.op("pd_op.data", name="x", shape=list(shape), dtype=F32)
+    b.op("pd_op.cast", x, dtype=DataType.FLOAT16)
+    return program
+
+
+def test_a_32_byte_streamed_vector_goes_as_two_16_byte_words():
+    """A float16 map of float32 inputs takes 8 lanes (by its output): the streamed input
+    vector is `cinn_vec<float, 8>`, 32 bytes, loaded as two evict-first 16-byte words
+    (the fuzzer's `--knobs` found the 16-byte assertion refusing it, 2026-11-27)."""
+    func, pattern = lowered(_cast_to_half((33, 64)))
+    flat = TACTIC_NAMED["flat"]
+    (knobs,) = [k for k in flat.candidates(func, CUDA, pattern) if k.get("stream")]
+    scheduled = flat.apply(func, CUDA, pattern, knobs).func
+    source = generate_cuda([scheduled])
+    assert "cinn_ldcs(reinterpret_cast<const cinn_vec<float, 8>*>" in source.source
+    module = cuda_emu.compile(source.source)
+    x = np.random.default_rng(1).standard_normal((33, 64)).astype(np.float32)
+    (kernel,) = source.kernels
+    out = np.full((33, 64), np.nan, np.float16)
+    module.launch(kernel.name, kernel.grid, kernel.block, [x, out], 0)
+    np.testing.assert_array_equal(out, x.astype(np.float16))
+    available, why = binaries.tools_available()
+    if not available:
+        pytest.skip(why)
+    try:
+        cubin = nvrtc.compile(source.source, "sm_90", name="stream_wide.cu")
+    except (FileNotFoundError, OSError, ImportError) as error:
+        pytest.skip(f"NVRTC is not available: {error}")
+    loads = [line for line in binaries.disassemble(cubin).splitlines() if "LDG.E" in line]
+    assert loads and all(".EF.128" in line for line in loads), loads
