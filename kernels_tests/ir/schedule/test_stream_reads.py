@@ -51,6 +51,18 @@ def _add_relu_mul(shape) -> Program:
     return program
 
 
+def _sass_global_loads(source: str) -> list[str]:
+    """The kernel's `LDG` lines, built by NVRTC for sm_90 (skips without the tools)."""
+    available, why = binaries.tools_available()
+    if not available:
+        pytest.skip(why)
+    try:
+        cubin = nvrtc.compile(source, "sm_90", name="stream.cu")
+    except (FileNotFoundError, OSError, ImportError) as error:
+        pytest.skip(f"NVRTC is not available: {error}")
+    return [line for line in binaries.disassemble(cubin).splitlines() if "LDG.E" in line]
+
+
 def _kernel_lines(func) -> list[str]:
     source = generate_cuda([func]).source
     body = source.split("void __launch_bounds__", 1)[1]
@@ -164,15 +176,7 @@ def test_streamed_loads_are_evict_first_in_the_sass_and_exact_on_cuda_emu():
     module.launch(kernel.name, kernel.grid, kernel.block, [got[a.name] for a in func.args], 0)
     out = next(a.name for a in func.args if a.io.name == "OUTPUT")
     np.testing.assert_array_equal(got[out], want[out])
-    available, why = binaries.tools_available()
-    if not available:
-        pytest.skip(why)
-    try:
-        cubin = nvrtc.compile(source.source, "sm_90", name="stream.cu")
-    except (FileNotFoundError, OSError, ImportError) as error:
-        pytest.skip(f"NVRTC is not available: {error}")
-    sass = binaries.disassemble(cubin)
-    loads = [line for line in sass.splitlines() if "LDG.E" in line]
+    loads = _sass_global_loads(source.source)
     assert sum(".EF." in line for line in loads) == 2, loads  # x and y evict-first
     assert sum(".EF." not in line for line in loads) == 1, loads  # the bias
 
@@ -201,12 +205,5 @@ def test_a_32_byte_streamed_vector_goes_as_two_16_byte_words():
     out = np.full((33, 64), np.nan, np.float16)
     module.launch(kernel.name, kernel.grid, kernel.block, [x, out], 0)
     np.testing.assert_array_equal(out, x.astype(np.float16))
-    available, why = binaries.tools_available()
-    if not available:
-        pytest.skip(why)
-    try:
-        cubin = nvrtc.compile(source.source, "sm_90", name="stream_wide.cu")
-    except (FileNotFoundError, OSError, ImportError) as error:
-        pytest.skip(f"NVRTC is not available: {error}")
-    loads = [line for line in binaries.disassemble(cubin).splitlines() if "LDG.E" in line]
+    loads = _sass_global_loads(source.source)
     assert loads and all(".EF.128" in line for line in loads), loads
