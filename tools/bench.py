@@ -9,8 +9,8 @@ Effective bandwidth = bytes the computation must move (its inputs, weights inclu
 read once, its outputs written once) / median time; `of copy` divides it by the copy
 bandwidth, `of same-size copy` by a copy kernel's moving the case's own bytes, timed the
 same way (the ceiling at that size: on an H200 a 67 MB copy reaches 86% of the 1 GiB
-copy's bandwidth). Before timing, every output is checked against PyTorch eager's (NumPy-style
-float64 reference computed on the device where PyTorch is missing) with dtype-aware
+copy's bandwidth). Before timing, every output is checked against PyTorch eager's
+(NumPy-style float64 reference computed on the device where PyTorch is missing) with dtype-aware
 tolerances; a wrong cinn_py output fails its row (and the exit status) loudly.
 
     pip install -e ".[gpu]" && python tools/bench.py [--cases softmax,layer_norm] [--list]
@@ -766,8 +766,7 @@ class CudaBackend:
         scale = moved / (32 * vectors)  # the bytes a case moves over the bytes copied
         seconds, _ = self.time(launch, repeat, budget)
         figures = {"copy_same_size_s": seconds * scale}
-        once = _estimate(launch, self.synchronize)
-        runs = max(1, min(MAX_GRAPH_RUNS, round(DEVICE_GRAPH_SECONDS / max(once, 1e-7))))
+        runs = graph_runs(_estimate(launch, self.synchronize))
         stream = cp.cuda.Stream()
         with stream:
             stream.begin_capture()
@@ -818,9 +817,14 @@ def device_runner(
         probe = runtime.repeated_graph(1)
     except cinn_py.CinnError:
         return None
-    once = _estimate(probe, synchronize)  # an upper bound: the launch's host cost too
-    runs = max(1, min(MAX_GRAPH_RUNS, round(DEVICE_GRAPH_SECONDS / max(once, 1e-7))))
+    runs = graph_runs(_estimate(probe, synchronize))  # once: the launch's host cost too
     return runtime.repeated_graph(runs), runs
+
+
+def graph_runs(once: float) -> int:
+    """Runs of something taking `once` seconds (an upper bound) that fill a CUDA graph
+    of about DEVICE_GRAPH_SECONDS, at most MAX_GRAPH_RUNS."""
+    return max(1, min(MAX_GRAPH_RUNS, round(DEVICE_GRAPH_SECONDS / max(once, 1e-7))))
 
 
 def _estimate(fn: Callable[[], Any], synchronize: Callable[[], None]) -> float:

@@ -585,13 +585,10 @@ class CudaRenderer(CRenderer):
         vector store per contiguous Store."""
         lanes = plan.lanes
         slots = []
-        for buffer, offset in parts.loads:
-            vec = f"cinn_vec<{self.type_name(self._arg_dtype(buffer))}, {lanes}>"
-            pointer = f"{self.names.lookup(buffer)} + {self.index(offset)}"
-            name = self.names.fresh(f"{buffer}_vec")
+        for buffer, offset in parts.loads:  # before the body: the block's marks by hand
             streamed_here = buffer in streamed(node.schedule_block)
-            self.line(f"const {vec} {name} = {_vector_load(vec, pointer, streamed_here)};")
-            slots.append(name)
+            dtype = self._arg_dtype(buffer)
+            slots.append(self.vector_load(buffer, dtype, lanes, offset, streamed_here))
         stores = [x for x in _stores(node) if id(x) in parts.vector_stores]
         locals_ = {}
         for store in stores:
@@ -647,11 +644,7 @@ class CudaRenderer(CRenderer):
         lanes = var.upper
         slots: dict[int, str] = {}
         for (buffer, _), (base, loads) in runs.items():
-            vec = f"cinn_vec<{self.type_name(loads[0].dtype)}, {lanes}>"
-            name = self.names.fresh(f"{buffer}_vec")
-            pointer = f"{self.names.lookup(buffer)} + {self.index(base)}"
-            load = _vector_load(vec, pointer, buffer in self._streamed)
-            self.line(f"const {vec} {name} = {load};")
+            name = self.vector_load(buffer, loads[0].dtype, lanes, base, buffer in self._streamed)
             slots.update({id(load): name for load in loads})
         self.line("#pragma unroll")
         stack.enter_context(self.names.scope())
@@ -689,18 +682,29 @@ class CudaRenderer(CRenderer):
         slots = dict(outer)
         for position in lanes.runs:
             first = loads[0][position]
-            vec = f"cinn_vec<{self.type_name(first.dtype)}, {len(nodes)}>"
-            name = self.names.fresh(f"{buffer_name(first.tensor)}_vec")
             buffer = buffer_name(first.tensor)
-            offset = self.index(flat_index(first.tensor, first.indices))
-            pointer = f"{self.names.lookup(buffer)} + {offset}"
-            load = _vector_load(vec, pointer, buffer in self._streamed)
-            self.line(f"const {vec} {name} = {load};")
+            offset = flat_index(first.tensor, first.indices)
+            streamed_here = buffer in self._streamed
+            name = self.vector_load(buffer, first.dtype, len(nodes), offset, streamed_here)
             for k, lane_loads in enumerate(loads):
                 slots[id(lane_loads[position])] = f"{name}.v[{k}]"
         self._lane_loads = slots
         stack.callback(setattr, self, "_lane_loads", outer)
         return bodies
+
+    def vector_load(
+        self, buffer: str, dtype: DataType, lanes: int, offset: e.Expr, streamed_load: bool
+    ) -> str:
+        """`const cinn_vec<T, lanes> <buffer>_vec = ...;` at element `offset` of global
+        `buffer` (one aligned vector: the caller proved it), evict-first (`cinn_ldcs`,
+        PTX `ld.global.cs`) where the block reads the buffer once (`stream_reads`);
+        returns the local's name."""
+        vec = f"cinn_vec<{self.type_name(dtype)}, {lanes}>"
+        name = self.names.fresh(f"{buffer}_vec")
+        cast = f"reinterpret_cast<const {vec}*>({self.names.lookup(buffer)} + {self.index(offset)})"
+        load = f"cinn_ldcs({cast})" if streamed_load else f"*{cast}"
+        self.line(f"const {vec} {name} = {load};")
+        return name
 
     def _lane_guard(self, nodes: list[e.Reduce], var: e.Var) -> e.Expr | None:
         """The mask every node's body sits under, at lane 0, where it is the same for
@@ -1087,10 +1091,3 @@ def _assemble(rendered: Sequence[tuple[str, KernelInfo, set[DataType]]]) -> Cuda
         "\n\n".join(text for text, _, _ in rendered),
     ]
     return CudaSource("\n".join(parts) + "\n", kernels)
-
-
-def _vector_load(vec: str, pointer: str, streamed_load: bool) -> str:
-    """One vector load of `vec` at `pointer`; evict-first (`cinn_ldcs`, PTX
-    `ld.global.cs`) where the block reads the buffer once (`stream_reads`)."""
-    cast = f"reinterpret_cast<const {vec}*>({pointer})"
-    return f"cinn_ldcs({cast})" if streamed_load else f"*{cast}"

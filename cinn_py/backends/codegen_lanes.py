@@ -32,8 +32,9 @@ from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip, oute
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.names import fresh_name
+from cinn_py.ir.schedule.analysis import has_reduce, unwrap, var_names
 from cinn_py.ir.simplify import bounds, simplify
-from cinn_py.ir.visitor import Mutator, Visitor, nodes, structural_equal, structural_key
+from cinn_py.ir.visitor import Mutator, Visitor, structural_equal, structural_key
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ class _Planner:
         stores = body.stmts if isinstance(body, s.Block) else (body,)
         if not all(isinstance(x, s.Store) for x in stores):
             raise _NotVectorizable
-        if any(_has_reduction(x.value) for x in stores):
+        if any(has_reduce(x.value) for x in stores):
             raise _NotVectorizable  # lanes of a reduction: `plan_lane_reductions`
         plan = RealizePlan()
         slots: dict[tuple, int] = {}
@@ -325,10 +326,6 @@ def plan_vector_loop(loop: s.For, loop_vars: Mapping[str, e.Var]) -> VectorPlan 
     except _NotVectorizable:
         return None
     return planner.plan
-
-
-def _has_reduction(x: e.Expr) -> bool:
-    return any(isinstance(n, e.Reduction) for n in nodes(x))
 
 
 def body_loads(x: e.Expr, every_step: bool) -> list[e.Load]:
@@ -383,19 +380,11 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     if not (isinstance(loop.min, e.IntImm) and loop.min.value == 0):
         return None
     lanes = loop.extent.value if isinstance(loop.extent, e.IntImm) else 0
-    realize = (
-        loop.body.stmts[0]
-        if isinstance(loop.body, s.Block) and len(loop.body.stmts) == 1
-        else loop.body
-    )
+    realize = unwrap(loop.body)
     if lanes not in (2, 4, 8, 16) or not isinstance(realize, s.ScheduleBlockRealize):
         return None
     block = realize.schedule_block
-    store = (
-        block.body.stmts[0]
-        if isinstance(block.body, s.Block) and len(block.body.stmts) == 1
-        else block.body
-    )
+    store = unwrap(block.body)
     if not isinstance(store, s.Store):
         return None
     combines = outer_reductions(store.value)  # a mean's sum under its division, say
@@ -428,13 +417,13 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
             continue
         offset = flat_index(load.tensor, load.indices)
         base = contiguous_base(offset, lane, lanes)
-        if base is not None and lane not in _names(base):
+        if base is not None and lane not in var_names(base):
             runs.append(position)
     iter_vars: list[e.Var] = []
     iter_values: list[e.Expr] = []
     stores: list[s.Stmt] = []
     partials: list[e.Reduce] = []
-    taken = {*loop_vars, lane, *_names(store.value), *(v.name for v in block.iter_vars)}
+    taken = {*loop_vars, lane, *var_names(store.value), *(v.name for v in block.iter_vars)}
     for k in range(lanes):
         at_lane = {lane: e.IntImm(k, loop.loop_var.dtype)}
         renamed: dict[str, e.Expr] = {}
@@ -459,7 +448,3 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     return LaneReductions(
         s.ScheduleBlockRealize(iter_values, lanes_block), tuple(partials), tuple(runs), guarded
     )
-
-
-def _names(x: e.Expr) -> set[str]:
-    return {n.name for n in nodes(x) if isinstance(n, e.Var)}

@@ -319,6 +319,27 @@ __device__ __forceinline__ T cinn_block_reduce(T value, Op op) {
     return value;
 }
 
+/* The fold of cinn_block_reduce_y through shared memory: the threads with threadIdx.y a
+ * multiple of kRowsPerSlot (every thread, with 1) write `value` to slot threadIdx.y /
+ * kRowsPerSlot of their x lane, and after a barrier every thread folds its lane's kSlots
+ * slots in order. */
+template <int kX, int kSlots, int kRowsPerSlot, class T, class Op>
+__device__ __forceinline__ T cinn_fold_y_slots(T value, Op op) {
+    __shared__ T cinn_partials_y[kSlots][kX];
+    const int x = threadIdx.x;
+    __syncthreads();
+    if (threadIdx.y % kRowsPerSlot == 0) {
+        cinn_partials_y[threadIdx.y / kRowsPerSlot][x] = value;
+    }
+    __syncthreads();
+    value = cinn_partials_y[0][x];
+#pragma unroll
+    for (int slot = 1; slot < kSlots; ++slot) {
+        value = op(value, cinn_partials_y[slot][x]);
+    }
+    return value;
+}
+
 /* The combination of `value` over the kY threads threadIdx.y = 0 .. kY-1 that share this
  * thread's threadIdx.x, in a block of kX x kY threads (threadIdx.z 0), returned to each
  * of them: the column schedule's combine, where the x lanes hold different output
@@ -348,36 +369,13 @@ __device__ __forceinline__ T cinn_block_reduce_y(T value, Op op) {
             value = op(value, cinn_shfl_xor(value, mask));
         }
         constexpr int kRowsPerWarp = 32 / kX;
-        constexpr int kWarps = kY / kRowsPerWarp;
-        if constexpr (kWarps == 1) {
+        if constexpr (kY == kRowsPerWarp) {
             return value;
         } else {
-            __shared__ T cinn_warp_partials_y[kWarps][kX];
-            const int x = threadIdx.x;
-            __syncthreads();
-            if (threadIdx.y % kRowsPerWarp == 0) {
-                cinn_warp_partials_y[threadIdx.y / kRowsPerWarp][x] = value;
-            }
-            __syncthreads();
-            value = cinn_warp_partials_y[0][x];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w) {
-                value = op(value, cinn_warp_partials_y[w][x]);
-            }
-            return value;
+            return cinn_fold_y_slots<kX, kY / kRowsPerWarp, kRowsPerWarp>(value, op);
         }
     } else {
-        __shared__ T cinn_partials_y[kY][kX];
-        const int x = threadIdx.x;
-        __syncthreads();
-        cinn_partials_y[threadIdx.y][x] = value;
-        __syncthreads();
-        value = cinn_partials_y[0][x];
-#pragma unroll
-        for (int y = 1; y < kY; ++y) {
-            value = op(value, cinn_partials_y[y][x]);
-        }
-        return value;
+        return cinn_fold_y_slots<kX, kY, 1>(value, op);
     }
 }
 

@@ -425,7 +425,8 @@ class RowTactic(Tactic):
                 if per_block == 1:  # the next row's loads issued ahead (one row a block)
                     found.append(persistent | {"prefetch": 1})
         rule = self.knobs(func, target, pattern)
-        if streamable(self.schedule(func, target, pattern)[0]):  # the rows' loads evict-first
+        # the `stream` knob is a candidate only where it marks something in the rules' schedule
+        if stream_full_inputs(self.schedule(func, target, pattern)[0]):
             found.append(
                 {
                     "threads_per_row": rule["threads_per_row"],
@@ -522,7 +523,8 @@ class FlatTactic(Tactic):
         self, func: LoweredFunc, target: TargetInfo, pattern: RowPattern | None
     ) -> list[dict[str, int]]:
         found = [{"threads": t, "min_steps": n} for t, n in flat_candidates(func, target)]
-        if found and streamable(schedule_flat(func, target)[0]):  # inputs evict-first
+        # `stream` only where it marks an input of the rules' schedule
+        if found and stream_full_inputs(schedule_flat(func, target)[0]):
             found.append(
                 {"threads": self.knobs(func, target)["threads"], "min_steps": 1, "stream": 1}
             )
@@ -545,12 +547,6 @@ TACTICS: tuple[Tactic, ...] = (
 
 TACTIC_NAMED: dict[str, Tactic] = {tactic.name: tactic for tactic in TACTICS}
 """Each tactic by its name (`ScheduleResult.tactic`, a database entry's `tactic`)."""
-
-
-def streamable(sch: IRSchedule) -> bool:
-    """Whether `stream_full_inputs` marks an input of the rules' schedule `sch` (a
-    trial: the `stream` knob is a candidate only where it changes the kernel)."""
-    return bool(stream_full_inputs(sch))
 
 
 def row_schedule_fits(pattern: RowPattern, itemsize: int, target: TargetInfo) -> bool:
