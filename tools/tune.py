@@ -22,7 +22,9 @@ they all take:
    issue / memory time; the rules' own setting is not ranked (it is the baseline);
 3. with a GPU (`--time K`, default 3 there, 0 elsewhere) the best K, the best of
    each kind of schedule not among them (`to_time`: a persistent grid, one that
-   prefetches: what the model cannot price) and the rules' are compiled for `cuda`
+   prefetches: what the model cannot price), the best holding each knob value none of
+   those holds (every threads a row, ...: the model ranks memory-bound candidates
+   alike) and the rules' are compiled for `cuda`
    and timed on the device alone (`GpuTimer`: a CUDA graph of many runs between CUDA
    events) in interleaved rounds (`time_trials`), and the times rank them instead. Where cuobjdump / nvdisasm are missing (a device image without
    the `test` extra), step 1 and 2 are skipped and every candidate is timed.
@@ -68,8 +70,10 @@ from cinn_py.ir.group_schedule.schedule_db import (
     schedules_dir,
 )
 from cinn_py.perf import binaries, perf_report
+from cinn_py.perf.occupancy import spec_for
 from cinn_py.perf.report import DEFAULT_ARCH, KernelReport
 from cinn_py.pir.parser import parse_program
+from cinn_py.targets.device import gpu_facts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from perf_report import _bench  # noqa: E402  (tools/ is not a package)
@@ -301,12 +305,16 @@ def tune_key(
 
 
 def to_time(ranked: Sequence[Trial], keep: int) -> list[Trial]:
-    """The trials to time, of `ranked` (the static model's order): its first `keep`,
-    and the first of each kind of schedule not among them (a kind: the knobs a
-    candidate sets, so a persistent grid, `blocks_per_sm`, and one that prefetches,
-    `prefetch`, are kinds of their own). The model prices bytes, instructions and
-    waves, not what those change (blocks launched once, loads in flight across a
-    block reduce's barriers): ranked alone they would never reach the GPU."""
+    """The trials to time, of `ranked` (the static model's order): its first `keep`, then
+    the first of each kind of schedule not among them (a kind: the knobs a candidate
+    sets, so a persistent grid, `blocks_per_sm`, and one that prefetches, `prefetch`,
+    are kinds of their own), then the first holding a knob's value none chosen holds
+    (every threads a row, rows a block, lanes ... the key's candidates take). The model
+    prices bytes, instructions and waves, not what those change (blocks launched once,
+    loads in flight across a block reduce's barriers, registers for occupancy): it ranks
+    every memory-bound candidate alike, so ranked alone the ties' order would pick which
+    reach the GPU. The H200's tune step of 2026-11-27 timed three settings of 128
+    threads a row and none of 256 with one block a row."""
     chosen = list(ranked[:keep])
     kinds = {frozenset(t.knobs or ()) for t in chosen}
     for trial in ranked[keep:]:
@@ -314,7 +322,14 @@ def to_time(ranked: Sequence[Trial], keep: int) -> list[Trial]:
         if kind not in kinds:
             chosen.append(trial)
             kinds.add(kind)
-    return chosen
+    values = {item for t in chosen for item in (t.knobs or {}).items()}
+    for trial in ranked[keep:]:
+        new = set((trial.knobs or {}).items()) - values
+        if new and all(trial is not t for t in chosen):
+            chosen.append(trial)
+            values |= new
+    place = {id(t): i for i, t in enumerate(ranked)}
+    return sorted(chosen, key=lambda t: place[id(t)])
 
 
 def _is_rules(knobs: dict[str, int], kernels: Sequence[Kernel]) -> bool:
@@ -366,6 +381,12 @@ def _trial_line(trial: Trial, rules: Trial) -> str:
     parts = [f"static {trial.static_score(rules):.3f}"] if trial.reports else []
     if trial.seconds:
         parts.append(f"timed {trial.timed_score(rules):.3f}")
+        if 1 < len(trial.seconds) == len(rules.seconds):  # each workload's: they may differ
+            each = (
+                f"{mine / theirs:.3f}" if theirs else "-"
+                for mine, theirs in zip(trial.seconds, rules.seconds, strict=True)
+            )
+            parts.append(f"[{' '.join(each)}]")
     est = ", ".join(
         f"{r.estimate.copy_fraction:.0%} {r.estimate.limiter}" for r in trial.reports if r
     )
@@ -392,6 +413,9 @@ class GpuTimer:
         self.bench, self.cp, self.cinn_py = bench, cp, cinn_py
         self.backend = bench.CudaBackend(cp)
         self.device = self.backend.device_name()
+        facts = gpu_facts()
+        self.arch = facts.arch if facts else DEFAULT_ARCH
+        """What the GPU here is: the arch `--arch` must name to be timed here."""
         self.repeat, self.budget = repeat, budget
         self._inputs: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = {}
         self._kept: list[Any] = []
@@ -530,6 +554,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     shapes = [tuple(int(n) for n in s.split("x")) for s in args.shapes.split(",") if s.strip()]
     timer = None if args.time == 0 else gpu_timer(bench, args.repeat, args.budget)
+    here = timer.arch if timer is not None else args.arch
+    if here != args.arch:  # the times would be another GPU's
+        print(
+            f"tools/tune.py: the GPU here is {here}, not --arch {args.arch}: tune it "
+            "statically (--time 0) or on a GPU of that arch",
+            file=sys.stderr,
+        )
+        return 2
     keep = 3 if args.time is None else args.time
     static, why = binaries.tools_available()
     if not static and timer is None:
@@ -555,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     db = load(out, args.arch) if out.exists() else ScheduleDB(args.arch)
-    ranked_by = "static model (cinn_py.perf, H100)"
+    ranked_by = f"static model (cinn_py.perf, {spec_for(args.arch).name})"
     if timer is not None:
         ranked_by = f"CUDA events on {timer.device}" + ("" if static else ", no static filter")
     done: list[ScheduleKey] = []

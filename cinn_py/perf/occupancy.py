@@ -1,10 +1,12 @@
 """Blocks per SM, occupancy and waves, as CUDA's occupancy calculator works them out.
 
-`GpuSpec` holds the per-SM facts the report needs. `TargetInfo` (the scheduler's view
-of a device) has the SM count and the threads an SM holds (a persistent row grid's
-candidates), which the spec takes from it; the rest lives here until the scheduler
-needs it too (then `registers_per_sm`, `max_resident_blocks`, `shared_per_sm` and the
-bandwidth belong on TargetInfo).
+`GpuSpec` holds the per-SM facts the report needs, one spec per arch (`spec_for`: the
+arch's reference GPU, an H100 SXM for sm_90). `TargetInfo` (the scheduler's view of a
+device) has the SM count and the threads an SM holds (a persistent row grid's
+candidates), which the spec takes from the same reference GPU
+(`target_info.reference_gpu`); the rest lives here until the scheduler needs it too
+(then `registers_per_sm`, `max_resident_blocks`, `shared_per_sm` and the bandwidth
+belong on TargetInfo).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.group_schedule.target_info import ReferenceGpu, TargetInfo, reference_gpu
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,8 +58,73 @@ class GpuSpec:
         return self.dram_bandwidth * self.memory_latency_s / self.sm_count
 
 
-H100 = GpuSpec(name="H100 SXM (sm_90, 132 SMs)", sm_count=TargetInfo.cuda().sm_count)
+def _spec(
+    gpu: ReferenceGpu,
+    *,
+    clock_hz: float,
+    peak_bandwidth: float,
+    max_resident_blocks: int,
+    shared_per_sm_kib: int,
+    copy_share: float = 0.9,
+) -> GpuSpec:
+    """The spec of reference GPU `gpu` from its datasheet: boost clock, peak DRAM
+    bandwidth (a copy kernel is taken to reach `copy_share` of it: 3.0 of the H100 SXM's
+    3.35 TB/s) and its arch's block slots and shared memory an SM."""
+    return GpuSpec(
+        name=f"{gpu.name} ({gpu.arch}, {gpu.sm_count} SMs)",
+        sm_count=gpu.sm_count,
+        clock_hz=clock_hz,
+        max_threads_per_sm=gpu.max_threads_per_sm,
+        max_resident_blocks=max_resident_blocks,
+        shared_per_sm=shared_per_sm_kib * 1024,
+        dram_bandwidth=round(peak_bandwidth * copy_share, -9),
+    )
+
+
+SPECS: dict[str, GpuSpec] = {
+    "sm_75": _spec(
+        reference_gpu("sm_75"),
+        clock_hz=1.59e9,
+        peak_bandwidth=320e9,
+        max_resident_blocks=16,
+        shared_per_sm_kib=64,
+    ),
+    "sm_80": _spec(
+        reference_gpu("sm_80"),
+        clock_hz=1.41e9,
+        peak_bandwidth=2039e9,
+        max_resident_blocks=32,
+        shared_per_sm_kib=164,
+    ),
+    "sm_86": _spec(
+        reference_gpu("sm_86"),
+        clock_hz=1.695e9,
+        peak_bandwidth=600e9,
+        max_resident_blocks=16,
+        shared_per_sm_kib=100,
+    ),
+    "sm_89": _spec(
+        reference_gpu("sm_89"),
+        clock_hz=2.52e9,
+        peak_bandwidth=864e9,
+        max_resident_blocks=24,
+        shared_per_sm_kib=100,
+    ),
+    "sm_90": GpuSpec(name="H100 SXM (sm_90, 132 SMs)", sm_count=reference_gpu("sm_90").sm_count),
+}
+"""One spec a reference GPU (`target_info.REFERENCE_GPUS`). Only the H100's clock, copy
+bandwidth, issue efficiency and memory latency were checked against a GPU (an H200,
+2026-11-26 and -27: BENCHMARKS.md); the others are datasheet figures with the H100's
+efficiency and latency, good for ranking one arch's candidates, not for absolute times."""
+
+H100 = SPECS["sm_90"]
 """The report's default device: an H100 SXM; an H200 has the same SMs (faster memory)."""
+
+
+def spec_for(arch: str) -> GpuSpec:
+    """The spec of `arch`'s reference GPU (`target_info.reference_gpu`: an arch not
+    listed takes the newest listed below it)."""
+    return SPECS[reference_gpu(arch).arch]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The static performance report: every kernel of a program, compiled for the GPU by NVRTC
-and read back from its machine code, against a simple model of an H100.
+and read back from its machine code, against a simple model of the arch's reference GPU
+(an H100 SXM for sm_90, the default).
 
 `perf_report(program)` runs the compiler's stages to the CUDA C for `cuda` (no GPU
 needed), compiles the translation unit with NVRTC as the `cuda` target does, adding
@@ -40,7 +41,7 @@ from cinn_py.ir import stmt as s
 from cinn_py.ir.group_schedule.schedule_db import ScheduleDB
 from cinn_py.perf.binaries import disassemble
 from cinn_py.perf.model import Estimate, estimate
-from cinn_py.perf.occupancy import H100, GpuSpec, Occupancy, occupancy, waves
+from cinn_py.perf.occupancy import GpuSpec, Occupancy, occupancy, spec_for, waves
 from cinn_py.perf.ptxas import Resources, parse_ptxas_log
 from cinn_py.perf.sass import SassStats, analyze, parse_sass
 from cinn_py.pir.program import Program
@@ -112,7 +113,7 @@ def perf_report(
     *,
     arch: str = DEFAULT_ARCH,
     feed_shapes: Mapping[str, Sequence[int]] | None = None,
-    spec: GpuSpec = H100,
+    spec: GpuSpec | None = None,
     label: str = "",
     fast_math: bool = False,
     schedules: ScheduleDB | str | os.PathLike[str] | None = None,
@@ -120,7 +121,9 @@ def perf_report(
     """Compile `program` for `arch` (no GPU needed; with `fast_math`, as
     `cinn_py.compile(..., fast_math=True)` does; with the schedule database
     `schedules`, as `cinn_py.compile(..., schedules=)`) and read its kernels' machine
-    code."""
+    code. `spec`: the GPU the figures model (default: `arch`'s reference GPU,
+    `occupancy.spec_for`)."""
+    spec = spec or spec_for(arch)
     compiler = PIRCompiler(
         program,
         "cuda",

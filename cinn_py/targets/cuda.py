@@ -63,12 +63,12 @@ class CudaTarget(Target):
         return "" if facts is None else f"GPU found: {facts.arch}, {facts.sm_count} SMs"
 
     def target_info(self, arch: str | None = None) -> TargetInfo:
-        """The GPU here (an H100's numbers where there is none, so `cinn-py ir` works
-        anywhere); `arch` overrides the arch."""
+        """The GPU here, else the reference GPU of `arch` (default sm_90: an H100's
+        numbers, so `cinn-py ir` works anywhere); `arch` overrides the GPU's arch."""
         facts = gpu_facts()
         if facts is None:
             return TargetInfo.cuda(arch or nvrtc.DEFAULT_ARCH)
-        return TargetInfo.cuda(arch or facts.arch, facts.sm_count)
+        return TargetInfo.cuda(arch or facts.arch, facts.sm_count, facts.max_threads_per_sm)
 
     def render(
         self, funcs: Sequence[LoweredFunc], unit_size: int | None = None, fast_math: bool = False

@@ -16,10 +16,12 @@ from cinn_py.errors import CinnError
 
 @dataclass(frozen=True)
 class GpuFacts:
-    """The current device as the compiler needs it: its arch (`sm_90`) and SM count."""
+    """The current device as the compiler needs it: its arch (`sm_90`), SM count and the
+    threads an SM holds (2048 on sm_80 and sm_90, 1536 on sm_86 and sm_89)."""
 
     arch: str
     sm_count: int
+    max_threads_per_sm: int
 
 
 def gpu_facts() -> GpuFacts | None:
@@ -50,8 +52,12 @@ def _probe() -> GpuFacts | str:
 
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return "CuPy found no CUDA device"
-        sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-        return GpuFacts(cuda_module.device_arch(), sm_count)
+        attributes = cupy.cuda.Device().attributes
+        return GpuFacts(
+            cuda_module.device_arch(),
+            int(attributes["MultiProcessorCount"]),
+            int(attributes["MaxThreadsPerMultiProcessor"]),
+        )
     except ImportError as error:
         return f"CuPy cannot be imported ({error})"
     except (CinnError, RuntimeError, OSError) as error:

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
+from cinn_py.ir.group_schedule.target_info import REFERENCE_GPUS, TargetInfo
 from cinn_py.perf.model import estimate, issue_time
-from cinn_py.perf.occupancy import H100, occupancy, registers_per_warp, waves
+from cinn_py.perf.occupancy import H100, SPECS, occupancy, registers_per_warp, spec_for, waves
 
 
 @pytest.mark.parametrize(
@@ -97,3 +98,41 @@ def test_a_thin_last_wave_costs_only_where_it_cannot_cover_the_latency():
     assert thin.limiter == "waves"
     # 1 full wave at M/1.25, the tail 0.25 of a wave at 4 x its memory time
     assert thin.time_s == pytest.approx(thin.memory_s * (1 + 0.25 * 4) / 1.25)
+
+
+@pytest.mark.parametrize(
+    ("arch", "threads", "registers", "blocks", "limiter"),
+    [
+        # an A100: 2048 threads and 32 blocks an SM, as an H100
+        ("sm_80", 256, 32, 8, "threads"),
+        # an L40S: 1536 threads, 24 blocks an SM: one block of 1024, 6 of 256
+        ("sm_89", 1024, 32, 1, "threads"),
+        ("sm_89", 256, 32, 6, "threads"),
+        ("sm_89", 32, 16, 24, "blocks"),
+        # a T4: 1024 threads, 16 blocks an SM
+        ("sm_75", 512, 32, 2, "threads"),
+        ("sm_75", 32, 16, 16, "blocks"),
+    ],
+)
+def test_each_arch_has_its_reference_gpus_spec(arch, threads, registers, blocks, limiter):
+    spec = spec_for(arch)
+    fit = occupancy(threads, registers, 0, spec)
+    assert (fit.blocks_per_sm, fit.limiter) == (blocks, limiter)
+    target = TargetInfo.cuda(arch)  # the scheduler's view: the same GPU
+    assert (spec.sm_count, spec.max_threads_per_sm) == (target.sm_count, target.max_threads_per_sm)
+
+
+def test_the_specs_are_the_reference_gpus_and_the_h100_is_sm_90s():
+    assert [s.name for s in SPECS.values()] == [
+        f"{g.name} ({g.arch}, {g.sm_count} SMs)" for g in REFERENCE_GPUS
+    ]
+    assert spec_for("sm_90") is H100 and spec_for("sm_100") is H100
+    assert H100.dram_bandwidth == 3.0e12  # the checked one
+    a100 = spec_for("sm_80")
+    assert (a100.dram_bandwidth, a100.clock_hz, a100.shared_per_sm) == (
+        1.835e12,
+        1.41e9,
+        164 * 1024,
+    )
+    # an L40S issues more a second than an A100: 142 SMs at 2.52 GHz, 108 at 1.41
+    assert issue_time(100, 1 << 20, spec_for("sm_89")) < issue_time(100, 1 << 20, a100)

@@ -78,6 +78,19 @@ def test_cli_perf_prints_the_table_and_json(capsys):
 
 
 @needs_tools
+def test_cli_perf_for_another_arch_models_that_archs_reference_gpu(capsys):
+    """`--arch sm_89`: built for sm_89, scheduled and modelled on an L40S (142 SMs of
+    1536 threads: 6 blocks of 256 an SM, where an H100 holds 8)."""
+    assert main(["perf", SOFTMAX, "--arch", "sm_89", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["arch"] == "sm_89" and data["gpu"]["name"] == "L40S (sm_89, 142 SMs)"
+    (kernel,) = data["kernels"]
+    assert kernel["block"] == [32, 8, 1] and kernel["occupancy"]["blocks_per_sm"] == 6
+    assert main(["perf", SOFTMAX, "--arch", "sm_80"]) == 0
+    assert "model: A100 SXM4 (sm_80, 108 SMs), 1.8 TB/s, 1.41 GHz" in capsys.readouterr().out
+
+
+@needs_tools
 def test_perf_of_a_symbolic_kernel_reads_it_at_the_given_shape(capsys, tmp_path):
     """A -1 program's kernels take their dims as arguments: the report counts bytes and
     the grid at the feed shapes given (`--shape`)."""

@@ -86,8 +86,6 @@ MIN_STEPS = 4
 """Each thread folds at least this many steps (elements, or vectors of V) of its chunk,
 so a chunk's fold outweighs the block's share of the combine (a partial store, a fence,
 an atomic)."""
-THREADS_PER_SM = 2048
-"""Resident threads per SM (sm_80, sm_90): 2 blocks of 1024."""
 WAVES = 2
 """Resident blocks the grid asks for per slot: enough to even out the tail."""
 MIN_VECTOR_THREADS = 128
@@ -123,8 +121,8 @@ def grid_plan(
 ) -> GridLaunch | None:
     """The launch of the grid schedule for `pattern` on `target`, or None when one block
     per row is enough: T = the row schedule's threads for the row, G chunks per row so
-    that rows * G blocks fill the target WAVES times over (sm_count * 2048 / T blocks a
-    wave), at most cols / (MIN_STEPS * T) (enough work per thread) and the grid's y
+    that rows * G blocks fill the target WAVES times over (sm_count * max_threads_per_sm
+    / T blocks a wave), at most cols / (MIN_STEPS * T) (enough work per thread) and the grid's y
     limit; then L = steps * T elements per chunk and G = ceil(cols / L). With `lanes`
     V > 1 (V dividing cols, `lanes_for`), the vector walk where it gives G >= 2 within
     the y limit: T = the row schedule's threads for V lanes (halved, down to 128, while
@@ -144,7 +142,7 @@ def grid_plan(
     by_work = min(cols // (MIN_STEPS * threads), target.max_grid_dims[1])
     if by_work < 2:  # decided by the row alone, whatever the row count (`ir.dim_guards`)
         return None
-    fill = target.sm_count * max(1, THREADS_PER_SM // threads) * WAVES
+    fill = target.sm_count * max(1, target.max_threads_per_sm // threads) * WAVES
     walked = planned_rows(rows, fill) if bucketed else rows
     chunks = min(-(-fill // walked), by_work)
     if chunks < 2:

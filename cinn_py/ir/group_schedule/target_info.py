@@ -85,11 +85,22 @@ class TargetInfo:
         return self.row_cache_bytes * self.max_threads_per_block
 
     @classmethod
-    def cuda(cls, arch: str = "sm_90", sm_count: int = 132) -> TargetInfo:
-        """A GPU (default: an H100 SXM, 132 SMs). 32 blocks per SM: a 256-thread block
-        leaves room for 8 resident blocks per SM (2048 threads), so this is 4 waves,
-        enough to even out the tail; bigger tensors loop instead of launching more."""
-        return cls(arch=arch, sm_count=sm_count, max_blocks_per_sm=32)
+    def cuda(
+        cls, arch: str = "sm_90", sm_count: int | None = None, max_threads_per_sm: int | None = None
+    ) -> TargetInfo:
+        """A GPU of `arch`: `sm_count` and `max_threads_per_sm` as given (the device's
+        own, where there is one), else those of the arch's reference GPU
+        (`reference_gpu`: an H100 SXM's 132 SMs for sm_90). 32 blocks per SM: a
+        256-thread block leaves room for 8 resident blocks per SM (2048 threads), so
+        this is 4 waves, enough to even out the tail; bigger tensors loop instead of
+        launching more."""
+        reference = reference_gpu(arch)
+        return cls(
+            arch=arch,
+            sm_count=sm_count or reference.sm_count,
+            max_blocks_per_sm=32,
+            max_threads_per_sm=max_threads_per_sm or reference.max_threads_per_sm,
+        )
 
     @classmethod
     def cuda_emu(cls) -> TargetInfo:
@@ -102,3 +113,44 @@ class TargetInfo:
         docs/AUTO_SCHEDULE.md). Few, full blocks it is.
         """
         return cls(arch="sm_90", sm_count=1, max_blocks_per_sm=8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceGpu:
+    """The GPU a compile for an arch is scheduled for and modelled on where no GPU is
+    here to ask (`cinn-py perf --arch`, `tools/tune.py --arch`, the `cuda` target on a
+    machine without one): a datacenter part of that arch, its SMs, and the resident
+    threads an SM of that arch holds (the CUDA programming guide's table of compute
+    capabilities)."""
+
+    name: str
+    arch: str
+    sm_count: int
+    max_threads_per_sm: int
+
+
+REFERENCE_GPUS: tuple[ReferenceGpu, ...] = (
+    ReferenceGpu(name="T4", arch="sm_75", sm_count=40, max_threads_per_sm=1024),
+    ReferenceGpu(name="A100 SXM4", arch="sm_80", sm_count=108, max_threads_per_sm=2048),
+    ReferenceGpu(name="A10", arch="sm_86", sm_count=72, max_threads_per_sm=1536),
+    ReferenceGpu(name="L40S", arch="sm_89", sm_count=142, max_threads_per_sm=1536),
+    ReferenceGpu(name="H100 SXM", arch="sm_90", sm_count=132, max_threads_per_sm=2048),
+)
+"""One per arch, in arch order."""
+
+
+def arch_number(arch: str) -> int:
+    """90 for "sm_90" (and "sm_90a", "compute_90"): the compute capability as a number."""
+    digits = "".join(ch for ch in arch.rsplit("_", 1)[-1] if ch.isdigit())
+    if not digits:
+        raise ValueError(f"not a CUDA arch: {arch!r} (expected e.g. 'sm_90')")
+    return int(digits)
+
+
+def reference_gpu(arch: str) -> ReferenceGpu:
+    """The reference GPU of `arch`: its own, else that of the newest arch listed below it
+    (sm_87 takes the A10's, sm_100 the H100's, until theirs are listed), else the oldest
+    listed. A GPU that is here gives its own SMs and threads instead (`cuda.target_info`)."""
+    number = arch_number(arch)
+    older = [g for g in REFERENCE_GPUS if arch_number(g.arch) <= number]
+    return older[-1] if older else REFERENCE_GPUS[0]

@@ -73,12 +73,20 @@ def feed(shape, dtype, seed=0, kind="uniform") -> np.ndarray:
 # ---- the plan and which groups take it ---------------------------------------------------
 
 
+A100 = TargetInfo.cuda("sm_80")
+L40S = TargetInfo.cuda("sm_89")
+
+
 @pytest.mark.parametrize(
     ("shape", "axes", "target", "plan"),
     [
         # 64M elements, one row: 525 blocks of 1024 threads (two waves of 2 per SM)
         ((8192, 8192), ALL2, CUDA, GridLaunch(threads=1024, blocks=1, steps=125, chunks=525)),
         ((4, 1 << 20), (1,), CUDA, GridLaunch(threads=1024, blocks=4, steps=8, chunks=128)),
+        # an A100's 108 SMs: 432 blocks a fill, 108 chunks a row, 10 steps -> 103
+        ((4, 1 << 20), (1,), A100, GridLaunch(threads=1024, blocks=4, steps=10, chunks=103)),
+        # an L40S's SMs hold 1536 threads, one block of 1024: 142 * 2 = 284 -> 71 -> 69
+        ((4, 1 << 20), (1,), L40S, GridLaunch(threads=1024, blocks=4, steps=15, chunks=69)),
         ((3, 100003), (1,), EMU, GridLaunch(threads=1024, blocks=3, steps=49, chunks=2)),
         ((129, 257), ALL2, EMU, GridLaunch(threads=1024, blocks=1, steps=9, chunks=4)),
         ((2, 5, 4099), (1, 2), EMU, GridLaunch(threads=1024, blocks=2, steps=11, chunks=2)),

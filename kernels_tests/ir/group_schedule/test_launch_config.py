@@ -10,7 +10,12 @@ from cinn_py.ir.group_schedule.launch_config import (
     steps_for,
     vector_lanes,
 )
-from cinn_py.ir.group_schedule.target_info import TargetInfo
+from cinn_py.ir.group_schedule.target_info import (
+    REFERENCE_GPUS,
+    TargetInfo,
+    arch_number,
+    reference_gpu,
+)
 
 CUDA = TargetInfo.cuda()
 EMU = TargetInfo.cuda_emu()
@@ -33,6 +38,42 @@ def test_targets():
         CUDA.max_grid_dims,
         CUDA.warp_size,
     )
+
+
+@pytest.mark.parametrize(
+    ("arch", "gpu", "sm_count", "threads_per_sm"),
+    [
+        ("sm_75", "T4", 40, 1024),
+        ("sm_80", "A100 SXM4", 108, 2048),
+        ("sm_86", "A10", 72, 1536),
+        ("sm_87", "A10", 72, 1536),  # not listed: the newest listed arch below it
+        ("sm_89", "L40S", 142, 1536),
+        ("sm_90", "H100 SXM", 132, 2048),
+        ("sm_90a", "H100 SXM", 132, 2048),
+        ("sm_100", "H100 SXM", 132, 2048),
+        ("sm_70", "T4", 40, 1024),  # older than every listed: the oldest
+    ],
+)
+def test_a_target_without_a_gpu_takes_its_archs_reference_gpu(arch, gpu, sm_count, threads_per_sm):
+    """`cinn-py perf --arch`, `tools/tune.py --arch` and the `cuda` target with no GPU
+    here schedule for the arch's reference GPU; a GPU's own numbers win where given."""
+    assert reference_gpu(arch).name == gpu
+    target = TargetInfo.cuda(arch)
+    assert (target.arch, target.sm_count, target.max_threads_per_sm) == (
+        arch,
+        sm_count,
+        threads_per_sm,
+    )
+    assert TargetInfo.cuda(arch, 20, 1024).sm_count == 20  # a device's own
+    assert TargetInfo.cuda(arch, 20, 1024).max_threads_per_sm == 1024
+
+
+def test_reference_gpus_are_one_an_arch_in_arch_order():
+    archs = [arch_number(g.arch) for g in REFERENCE_GPUS]
+    assert archs == sorted(set(archs))
+    assert arch_number("compute_90") == 90 and arch_number("sm_90a") == 90
+    with pytest.raises(ValueError, match="not a CUDA arch: 'hopper'"):
+        arch_number("hopper")
 
 
 def test_max_blocks_is_capped_by_the_grid_limit():

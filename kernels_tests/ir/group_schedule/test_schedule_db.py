@@ -447,8 +447,12 @@ def test_with_a_gpu_the_tuner_times_what_the_model_calls_issue_heavy_but_memory_
     assert streaming[0].issue_share() <= tune.MAX_ISSUE
     ranked.sort(key=lambda t: (t.static_score(rules), t.issue_share()))
     assert timer.prepared[0] is None  # the rules, then the model's best, least issue first
-    assert timer.prepared[1:] == [t.knobs for t in ranked[:3]]
+    assert timer.prepared[1:4] == [t.knobs for t in ranked[:3]]
     assert {"threads_per_row": 256, "rows_per_block": 1} in timer.prepared  # 0.54 (NVRTC 13.5)
+    # and the best of every threads a row and rows a block: the model ties them
+    for knob in ("threads_per_row", "rows_per_block"):
+        values = {t.knobs[knob] for t in ranked}
+        assert {k[knob] for k in timer.prepared[1:]} == values, knob
 
 
 def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
@@ -485,25 +489,61 @@ def test_the_tuner_merges_a_gpu_checks_run_into_the_database(tmp_path, capsys):
     assert f"schedule database {bench_json}: not JSON" in capsys.readouterr().err
 
 
-def test_the_tuner_times_the_best_of_each_kind_of_schedule_too():
-    """The model cannot price a persistent grid or a prefetch: beside the K it ranks
-    first, the tuner times the best-ranked candidate of each kind (the knobs it sets)."""
+def test_the_tuner_times_the_best_of_each_kind_of_schedule_and_of_each_knob_value_too():
+    """The model cannot price a persistent grid or a prefetch, and ranks memory-bound
+    candidates alike: beside the K it ranks first, the tuner times the best-ranked
+    candidate of each kind (the knobs it sets), then the best holding a knob value none
+    chosen holds (so 256 threads a row is timed even where only 128's settings lead)."""
     tune = load_tool("tune")
     one = {"threads_per_row": 128, "rows_per_block": 1}
     ranked = [
-        tune.Trial(one),
-        tune.Trial({"threads_per_row": 256, "rows_per_block": 1}),
-        tune.Trial(one | {"blocks_per_sm": 4}),
-        tune.Trial({"threads_per_row": 64, "rows_per_block": 1}),
         tune.Trial(one | {"blocks_per_sm": 8}),
+        tune.Trial(one | {"blocks_per_sm": 4}),
+        tune.Trial(one),
+        tune.Trial({"threads_per_row": 64, "rows_per_block": 1}),
         tune.Trial(one | {"blocks_per_sm": 4, "prefetch": 1}),
+        tune.Trial({"threads_per_row": 256, "rows_per_block": 1}),
+        tune.Trial({"threads_per_row": 256, "rows_per_block": 1, "blocks_per_sm": 4}),
+        tune.Trial({"threads_per_row": 32, "rows_per_block": 2}),
+        tune.Trial({"threads_per_row": 32, "rows_per_block": 4}),
+        tune.Trial({"threads_per_row": 32, "rows_per_block": 8}),
     ]
     chosen = tune.to_time(ranked, keep=2)
-    assert [t.knobs for t in chosen] == [
-        t.knobs for t in (ranked[0], ranked[1], ranked[2], ranked[5])
-    ]
-    assert tune.to_time(ranked, keep=6) == ranked
+    # first 2; kinds: one-block-a-row (2), prefetch (4); values: 64 (3), 256 (5),
+    # 32 and rows 2 (7), rows 4 (8), rows 8 (9); 256 with 4 blocks adds no value
+    assert [ranked.index(t) for t in chosen] == [0, 1, 2, 3, 4, 5, 7, 8, 9]
+    assert tune.to_time(ranked, keep=10) == ranked
     assert tune.to_time(ranked[:1], keep=3) == ranked[:1]
+    same = [tune.Trial(one | {"blocks_per_sm": 8}), tune.Trial(one | {"blocks_per_sm": 8})]
+    assert len(tune.to_time(same, keep=1)) == 1  # a second of one kind and values: not timed
+
+
+def test_the_tuner_times_an_arch_only_on_a_gpu_of_that_arch(tmp_path, monkeypatch, capsys):
+    """`--arch sm_80` on an H100: its candidates built for sm_80 but timed on sm_90 would
+    rank the H100's times; the tuner says so and stops (`--time 0` tunes it statically)."""
+    tune = load_tool("tune")
+    monkeypatch.setattr(tune, "gpu_timer", lambda *args: StandInTimer(lambda k, n: 1.0))
+    monkeypatch.setattr(StandInTimer, "arch", "sm_90", raising=False)
+    argv = ["--arch", "sm_80", "--cases", "softmax", "--out", str(tmp_path / "db.json")]
+    assert tune.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the GPU here is sm_90, not --arch sm_80: tune it statically (--time 0)" in err
+    assert not (tmp_path / "db.json").exists()
+
+
+def test_the_tuners_line_gives_each_workloads_time_against_the_rules():
+    """A key's kernels share one entry, scored by their mean: the line also says each
+    workload's own ratio, where a setting would win for one op and lose for another."""
+    tune = load_tool("tune")
+    rules = tune.Trial(None, seconds=[1.0, 2.0, 4.0])
+    trial = tune.Trial({"threads_per_row": 256, "rows_per_block": 1}, seconds=[1.1, 1.8, 4.0])
+    line = tune._trial_line(trial, rules)
+    assert "threads_per_row=256, rows_per_block=1" in line
+    assert "timed 1.000 [1.100 0.900 1.000]" in line  # the mean hides both
+    one = tune._trial_line(
+        tune.Trial({"threads_per_row": 64}, seconds=[0.5]), tune.Trial(None, seconds=[1.0])
+    )
+    assert "timed 0.500" in one and "[" not in one
 
 
 @pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
