@@ -42,7 +42,7 @@ from cinn_py.ir.dim_values import is_dim_name
 from cinn_py.ir.intrinsics import INTRINSICS
 from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.operators import C_SPELLING
-from cinn_py.ir.schedule.analysis import all_loads
+from cinn_py.ir.schedule.analysis import all_loads, outermost_reductions
 from cinn_py.ir.simplify import lower_bound, reads_values, simplify
 from cinn_py.ir.visitor import Visitor
 from cinn_py.pir.dtypes import DataType
@@ -550,7 +550,7 @@ class CRenderer(Visitor):
         """Emits, before the statement that uses them, the accumulator loop of every
         Reduce in `node` (outermost ones: a Reduce inside another's body is emitted
         inside that one's loop); `visit_Reduce` then names the accumulator."""
-        for reduce in _outer_reductions(node):
+        for reduce in outermost_reductions(node):
             if id(reduce) not in self.accumulators:
                 if isinstance(reduce, e.ArgReduce):
                     self.emit_arg_reduction(reduce)
@@ -842,37 +842,8 @@ class _UsedVars(Visitor):
                 self.visit(index)
 
 
-class _OuterReductions(Visitor):
-    """The Reduce / ArgReduce nodes of an expression not inside another, in evaluation
-    order."""
-
-    def __init__(self) -> None:
-        self.found: list[e.Reduction] = []
-        self.seen: set[int] = set()
-
-    def visit(self, node: object) -> None:
-        if id(node) in self.seen:
-            return
-        self.seen.add(id(node))
-        super().visit(node)
-
-    def visit_Reduction(self, node: e.Reduction) -> None:
-        self.found.append(node)
-
-
-def _outer_reductions(node: e.Expr) -> list[e.Reduction]:
-    finder = _OuterReductions()
-    finder.visit(node)
-    return finder.found
-
-
 def _axes_key(axes: tuple[e.Var, ...]) -> list[tuple[str, int | None, int | None]]:
     return [(var.name, var.lower, var.upper) for var in axes]
-
-
-def outer_reductions(node: e.Expr) -> list[e.Reduction]:
-    """The Reduce / ArgReduce nodes of `node` not inside another, in evaluation order."""
-    return _outer_reductions(node)
 
 
 def _loop_kind(node: s.For) -> str:

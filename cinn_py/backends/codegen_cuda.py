@@ -40,7 +40,6 @@ from cinn_py.backends.codegen_c import (
     buffer_name,
     c_identifier,
     flat_index,
-    outer_reductions,
 )
 from cinn_py.backends.codegen_lanes import (
     LaneReductions,
@@ -58,10 +57,11 @@ from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.in_place import in_place_pairs
 from cinn_py.ir.intrinsics import INTRINSICS
+from cinn_py.ir.schedule.analysis import outermost_reductions, var_names
 from cinn_py.ir.schedule.buffer_memory import MAX_SHARED_BYTES
 from cinn_py.ir.schedule.stream_reads import streamed
 from cinn_py.ir.simplify import simplify
-from cinn_py.ir.visitor import Visitor, nodes, structural_equal, structural_key
+from cinn_py.ir.visitor import nodes, structural_equal, structural_key
 from cinn_py.pir.dtypes import DataType, bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["CudaRenderer", "CudaSource", "KernelInfo", "generate_cuda"]
@@ -379,7 +379,7 @@ class CudaRenderer(CRenderer):
             node
             for stmt in stmts
             if isinstance(stmt, s.Store)
-            for node in outer_reductions(stmt.value)
+            for node in outermost_reductions(stmt.value)
             if isinstance(node, e.Reduce) and node.thread_axis is not None
         ]
         if len(combines) < 2:
@@ -532,7 +532,7 @@ class CudaRenderer(CRenderer):
             self._plan = None
 
     def visit_IfThenElse(self, node: s.IfThenElse) -> None:
-        names = _var_names(node.condition)
+        names = var_names(node.condition)
         thread = bool(self._thread_vars & names)
         lane = bool(self._lane_vars & names)
         self._thread_branches += thread
@@ -744,7 +744,7 @@ class CudaRenderer(CRenderer):
                         continue
                     offset = flat_index(load.tensor, load.indices)
                     base = contiguous_base(offset, var.name, lanes)
-                    if base is None or var.name in _var_names(base):
+                    if base is None or var.name in var_names(base):
                         continue
                     key = (buffer_name(load.tensor), structural_key(base))
                     if every_step:
@@ -784,7 +784,7 @@ class CudaRenderer(CRenderer):
         compute on the total (a mean's division) from values no y thread differs in.
         None for any other store (a register temp is each thread's own: all store it)."""
         value = node.value
-        reduces = outer_reductions(value)
+        reduces = outermost_reductions(value)
         if len(reduces) != 1 or not isinstance(reduces[0], e.Reduce):
             return None
         (total,) = reduces
@@ -804,7 +804,7 @@ class CudaRenderer(CRenderer):
             return None  # read again in the kernel: every thread keeps its own store
         names: set[str] = set()
         while pending:
-            for name in _var_names(pending.pop()):
+            for name in var_names(pending.pop()):
                 if name in names:
                     continue
                 names.add(name)
@@ -864,21 +864,6 @@ def _pair_halves(count: int) -> list[str]:
     return [".second" * i + (".first" if i < count - 1 else "") for i in range(count)]
 
 
-def _var_names(node: e.Expr) -> set[str]:
-    """The names of the Vars `node` uses."""
-    found = _VarNames()
-    found.visit(node)
-    return found.names
-
-
-class _VarNames(Visitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Var(self, node: e.Var) -> None:
-        self.names.add(node.name)
-
-
 def _rounded(node: e.FloatImm) -> float:
     """A 16-bit float constant's value, rounded to its type (exact in float32)."""
     if node.dtype is DataType.FLOAT16:
@@ -910,18 +895,11 @@ def _bound_extent(node: s.For, func: s.LoweredFunc) -> int | e.Expr:
 
 
 def _reads_arguments_only(x: e.Expr, func: s.LoweredFunc) -> bool:
+    """Whether `x` reads no memory and no Var but the kernel's scalar arguments."""
     scalars = {a.name for a in func.args if isinstance(a.value, e.Var)}
-    found: list[bool] = []
-
-    class _Vars(Visitor):
-        def visit_Var(self, node: e.Var) -> None:
-            found.append(node.name in scalars)
-
-        def visit_Load(self, node: e.Load) -> None:
-            found.append(False)
-
-    _Vars().visit(x)
-    return all(found)
+    return not any(
+        isinstance(n, e.Load) or (isinstance(n, e.Var) and n.name not in scalars) for n in nodes(x)
+    )
 
 
 def _launch_max(a: int | e.Expr, b: int | e.Expr) -> int | e.Expr:
@@ -948,30 +926,21 @@ def _may_exceed(launched: int | e.Expr, extent: int | e.Expr) -> bool:
     return isinstance(launched, int) or isinstance(extent, int) or str(launched) != str(extent)
 
 
-class _LaunchDims(Visitor):
-    """The largest extent bound to each axis, and every dtype the function uses."""
-
-    def __init__(self, func: s.LoweredFunc) -> None:
-        self.func = func
-        self.dims = dict.fromkeys(AXES, 1)
-        self.dtypes: set[DataType] = {arg.value.dtype for arg in func.args}
-
-    def visit_For(self, node: s.For) -> None:
-        if node.bind_info is not None:
-            extent = _bound_extent(node, self.func)
-            self.dims[node.bind_info] = _launch_max(self.dims[node.bind_info], extent)
-        self.generic_visit(node)
-
-    def visit_Reduction(self, node: e.Reduction) -> None:
-        if node.thread_axis is not None:  # its threads: its last axis (a Reduce's only one)
-            axis = s.BindInfo(node.thread_axis)
-            self.dims[axis] = max(self.dims[axis], node.reduce_axis[-1].upper or 1)
-        self.generic_visit(node)
-
-    def visit(self, node: e.IrNode) -> None:
+def _launch_dims(func: s.LoweredFunc) -> tuple[dict[s.BindInfo, int | e.Expr], set[DataType]]:
+    """The largest extent bound to each axis (a loop's, or a cross-thread combine's
+    threads: its last reduce axis), and every dtype the function uses."""
+    dims: dict[s.BindInfo, int | e.Expr] = dict.fromkeys(AXES, 1)
+    dtypes: set[DataType] = {arg.value.dtype for arg in func.args}
+    for node in nodes(func.body):
         if isinstance(node, e.Expr):
-            self.dtypes.add(node.dtype)
-        super().visit(node)
+            dtypes.add(node.dtype)
+        if isinstance(node, s.For) and node.bind_info is not None:
+            extent = _bound_extent(node, func)
+            dims[node.bind_info] = _launch_max(dims[node.bind_info], extent)
+        elif isinstance(node, e.Reduction) and node.thread_axis is not None:
+            axis = s.BindInfo(node.thread_axis)
+            dims[axis] = max(dims[axis], node.reduce_axis[-1].upper or 1)
+    return dims, dtypes
 
 
 def _render_kernel(
@@ -982,9 +951,7 @@ def _render_kernel(
     fast_math: bool = False,
 ) -> tuple[str, KernelInfo, set[DataType]]:
     """The kernel's text, its launch, and the dtypes it uses."""
-    found = _LaunchDims(func)
-    found.visit(func.body)
-    dims = found.dims
+    dims, dtypes = _launch_dims(func)
     grid = tuple(dims[axis] for axis in AXES[:3])
     block = tuple(dims[axis] for axis in AXES[3:])
     threads = block[0] * block[1] * block[2]
@@ -1041,7 +1008,7 @@ def _render_kernel(
     renderer.statement(func.body)
     head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(params)}) {{'
     text = "\n".join([head, *renderer.lines, "}"])
-    return text, KernelInfo(name, grid, block, 0, tuple(func.args), in_place), found.dtypes
+    return text, KernelInfo(name, grid, block, 0, tuple(func.args), in_place), dtypes
 
 
 def generate_cuda(

@@ -28,13 +28,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip, outer_reductions
+from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.names import fresh_name
-from cinn_py.ir.schedule.analysis import has_reduce, unwrap, var_names
+from cinn_py.ir.schedule.analysis import has_reduce, outermost_reductions, unwrap, var_names
 from cinn_py.ir.simplify import bounds, simplify
-from cinn_py.ir.visitor import Mutator, Visitor, structural_equal, structural_key
+from cinn_py.ir.visitor import Mutator, nodes, structural_equal, structural_key
 
 
 @dataclass(frozen=True)
@@ -60,19 +60,9 @@ def substitute(node: e.Expr, mapping: Mapping[str, e.Expr]) -> e.Expr:
     return _Substitute(mapping).visit(node) if mapping else node
 
 
-class _Mentions(Visitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
-
-    def visit_Var(self, node: e.Var) -> None:
-        self.found = self.found or node.name == self.name
-
-
 def mentions(node: e.IrNode, name: str) -> bool:
-    finder = _Mentions(name)
-    finder.visit(node)
-    return finder.found
+    """Whether `node` reads the Var named `name`."""
+    return any(isinstance(n, e.Var) and n.name == name for n in nodes(node))
 
 
 def _non_negative(x: e.Expr) -> bool:
@@ -211,20 +201,14 @@ class _NotVectorizable(Exception):
     """The loop's body holds something a vector rendering cannot keep the meaning of."""
 
 
-class _Accesses(Visitor):
-    """The buffers a statement reads and writes, by name."""
+def _reads(node: e.IrNode) -> set[str]:
+    """The buffers `node` reads, by name."""
+    return {buffer_name(n.tensor) for n in nodes(node) if isinstance(n, e.Load)}
 
-    def __init__(self) -> None:
-        self.reads: set[str] = set()
-        self.writes: list[str] = []
 
-    def visit_Load(self, node: e.Load) -> None:
-        self.reads.add(buffer_name(node.tensor))
-        self.generic_visit(node)
-
-    def visit_Store(self, node: s.Store) -> None:
-        self.writes.append(buffer_name(node.tensor))
-        self.generic_visit(node)
+def _writes(node: e.IrNode) -> list[str]:
+    """The buffer of each Store under `node`, by name (one a store)."""
+    return [buffer_name(n.tensor) for n in nodes(node) if isinstance(n, s.Store)]
 
 
 def _unconditional_loads(x: e.Expr, out: list[e.Load]) -> None:
@@ -316,9 +300,8 @@ def plan_vector_loop(loop: s.For, loop_vars: Mapping[str, e.Var]) -> VectorPlan 
     (what proves index expressions non-negative)."""
     if not (isinstance(loop.min, e.IntImm) and loop.min.value == 0) or loop.extent.value < 2:
         return None
-    accesses = _Accesses()
-    accesses.visit(loop.body)
-    if accesses.reads & set(accesses.writes) or len(set(accesses.writes)) < len(accesses.writes):
+    writes = _writes(loop.body)
+    if _reads(loop.body) & set(writes) or len(set(writes)) < len(writes):
         return None
     planner = _Planner(loop, loop_vars)
     try:
@@ -387,7 +370,7 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     store = unwrap(block.body)
     if not isinstance(store, s.Store):
         return None
-    combines = outer_reductions(store.value)  # a mean's sum under its division, say
+    combines = outermost_reductions(store.value)  # a mean's sum under its division, say
     if len(combines) != 1:
         return None
     (combine,) = combines
@@ -396,9 +379,7 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     partial = combine.body
     if not (isinstance(partial, e.Reduce) and partial.thread_axis is None):
         return None
-    accesses = _Accesses()
-    accesses.visit(store.value)
-    if buffer_name(store.tensor) in accesses.reads:
+    if buffer_name(store.tensor) in _reads(store.value):
         return None
     lane = loop.loop_var.name
     lane_var = e.Var(lane, loop.loop_var.dtype, 0, lanes)
@@ -436,7 +417,7 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
         value = substitute(store.value, renamed)
         indices = [substitute(i, renamed) for i in store.indices]
         stores.append(s.Store(store.tensor, value, indices))
-        partials.append(outer_reductions(value)[0].body)
+        partials.append(outermost_reductions(value)[0].body)
     lanes_block = s.ScheduleBlock(
         iter_vars,
         block.read_buffers,

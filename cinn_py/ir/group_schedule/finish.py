@@ -22,7 +22,7 @@ from cinn_py.ir.group_schedule.reduce_schedule import find_reduces
 from cinn_py.ir.isl_domain import IndexDomain
 from cinn_py.ir.names import fresh_name
 from cinn_py.ir.schedule import Trace
-from cinn_py.ir.schedule.analysis import single_store, substitute, unwrap, var_names
+from cinn_py.ir.schedule.analysis import single_store, substitute, taken_names, unwrap, var_names
 from cinn_py.ir.schedule.thread_sync import check_barriers
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -35,7 +35,7 @@ from cinn_py.ir.stmt import (
     ScheduleBlockRealize,
     Stmt,
 )
-from cinn_py.ir.visitor import Mutator, Visitor
+from cinn_py.ir.visitor import Mutator, nodes
 
 
 @dataclass(frozen=True)
@@ -87,38 +87,27 @@ def finish_schedule(func: LoweredFunc) -> LoweredFunc:
 def _place_scalar_blocks(func: LoweredFunc) -> LoweredFunc:
     """Wraps each loop-less block in unit loops bound to every axis the function binds
     (blockIdx before threadIdx), so that one thread of one block runs it."""
-    axes = _Axes()
-    axes.visit(func.body)
-    if not axes.bound:
+    bound = _bound_axes(func)
+    if not bound:
         return func
-    order = sorted(axes.bound, key=lambda b: (b.value.startswith("thread"), b.value))
-    taken = axes.names | {arg.name for arg in func.args}
+    order = sorted(bound, key=lambda b: (b.value.startswith("thread"), b.value))
+    taken = taken_names(func)
     body = _WrapScalars(order, taken).visit(func.body)
     if body is func.body:
         return func
     return LoweredFunc(func.name, func.args, body, func.temp_buffers)
 
 
-class _Axes(Visitor):
-    """The bound axes of a function (a loop's, or a cross-thread combine's: a 0-D row
-    sum binds threadIdx.x in its Reduce alone) and every Var name in it."""
-
-    def __init__(self) -> None:
-        self.bound: set[BindInfo] = set()
-        self.names: set[str] = set()
-
-    def visit_For(self, node: For) -> None:
-        if node.bind_info is not None:
-            self.bound.add(node.bind_info)
-        self.generic_visit(node)
-
-    def visit_Reduction(self, node: e.Reduction) -> None:
-        if node.thread_axis is not None:
-            self.bound.add(BindInfo(node.thread_axis))
-        self.generic_visit(node)
-
-    def visit_Var(self, node: Var) -> None:
-        self.names.add(node.name)
+def _bound_axes(func: LoweredFunc) -> set[BindInfo]:
+    """The axes the function binds: a loop's, or a cross-thread combine's (a 0-D row sum
+    binds threadIdx.x in its Reduce alone)."""
+    bound = set()
+    for node in nodes(func.body):
+        if isinstance(node, For) and node.bind_info is not None:
+            bound.add(node.bind_info)
+        elif isinstance(node, e.Reduction) and node.thread_axis is not None:
+            bound.add(BindInfo(node.thread_axis))
+    return bound
 
 
 class _WrapScalars(Mutator):

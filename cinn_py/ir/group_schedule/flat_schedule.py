@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cinn_py.errors import ScheduleError
-from cinn_py.ir.expr import Expr, IntImm, Reduction
+from cinn_py.ir.expr import Expr, IntImm, IrNode, Reduction
 from cinn_py.ir.group_schedule.distribute import BLOCK_AXIS, THREAD_AXIS, distribute, fuse_all
 from cinn_py.ir.group_schedule.launch_config import (
     PREFERRED_THREADS,
@@ -46,7 +46,7 @@ from cinn_py.ir.group_schedule.target_info import TargetInfo
 from cinn_py.ir.schedule import BlockRef, IRSchedule
 from cinn_py.ir.schedule.loop_transformation import static_factor
 from cinn_py.ir.stmt import LoweredFunc, ScheduleBlock, ScheduleBlockRealize, Store
-from cinn_py.ir.visitor import Visitor
+from cinn_py.ir.visitor import nodes
 
 
 def schedule_flat(
@@ -201,32 +201,19 @@ def symbolic_lanes(extent: Expr, widest: int) -> int:
 def _stored_itemsize(block: ScheduleBlock) -> tuple[int, bool]:
     """The largest element size `block` stores and whether its value reduces;
     ScheduleError for a block this scheduler does not handle."""
-    finder = _Finder()
-    finder.visit(block.body)
+    found = list(nodes(block.body, prune=_stops_the_search))
+    stores = [n for n in found if isinstance(n, Store)]
     why = None
-    if finder.nested:
+    if any(isinstance(n, ScheduleBlockRealize) for n in found):
         why = "the block holds nested blocks"
-    elif not finder.stores:
+    elif not stores:
         why = "the block stores nothing"
     if why is not None:
         raise ScheduleError("auto_schedule", block.name, why)
-    return max(store.tensor.dtype.itemsize for store in finder.stores), finder.reduce
+    reduces = any(isinstance(n, Reduction) for n in found)  # a Reduce, or an argmax / argmin
+    return max(store.tensor.dtype.itemsize for store in stores), reduces
 
 
-class _Finder(Visitor):
-    """The stores of a block body, and whether it reduces or nests blocks."""
-
-    def __init__(self) -> None:
-        self.stores: list[Store] = []
-        self.reduce = False
-        self.nested = False
-
-    def visit_Store(self, node: Store) -> None:
-        self.stores.append(node)
-        self.generic_visit(node)
-
-    def visit_Reduction(self, node: Reduction) -> None:
-        self.reduce = True  # a Reduce, or an argmax / argmin
-
-    def visit_ScheduleBlockRealize(self, node: ScheduleBlockRealize) -> None:
-        self.nested = True
+def _stops_the_search(node: IrNode) -> bool:
+    """A nested block (refused whole) and a reduction (its body stores nothing)."""
+    return isinstance(node, (ScheduleBlockRealize, Reduction))

@@ -36,7 +36,7 @@ from cinn_py.ir.stmt import (
     Stmt,
     Store,
 )
-from cinn_py.ir.visitor import Mutator, Visitor, nodes
+from cinn_py.ir.visitor import Mutator, nodes
 
 ROOT = "root"
 UNKNOWN_BLOCK = "<unknown>"
@@ -346,19 +346,15 @@ def has_reduce(node: IrNode) -> bool:
     return any(isinstance(n, Reduction) for n in nodes(node))
 
 
-class _Outermost(Visitor):
-    def __init__(self) -> None:
-        self.found: list[Reduction] = []
-
-    def visit_Reduction(self, node: Reduction) -> None:
-        self.found.append(node)  # a Reduce inside it is part of its body
-
-
 def outermost_reductions(node: IrNode) -> list[Reduction]:
-    """The Reduce / ArgReduce nodes under `node` that no other one encloses, in order."""
-    finder = _Outermost()
-    finder.visit(node)
-    return finder.found
+    """The Reduce / ArgReduce nodes under `node` that no other one encloses, in
+    evaluation order, each once (a Reduce inside another's body is part of that one;
+    one the expression reads twice is one reduction)."""
+    return [n for n in nodes(node, prune=_is_reduction) if isinstance(n, Reduction)]
+
+
+def _is_reduction(node: IrNode) -> bool:
+    return isinstance(node, Reduction)
 
 
 def stores_of(block: ScheduleBlock) -> list[Store]:

@@ -69,7 +69,7 @@ from cinn_py.ir.stmt import (
     Stmt,
     Store,
 )
-from cinn_py.ir.visitor import Visitor, structural_key
+from cinn_py.ir.visitor import nodes, structural_key
 
 PRIMITIVE = "cache_tile"
 
@@ -289,18 +289,8 @@ def _window(
     return _Window(tuple(bases), tuple(lows), tuple(highs))
 
 
-class _Vars(Visitor):
-    def __init__(self) -> None:
-        self.found: list[Var] = []
-
-    def visit_Var(self, node: Var) -> None:
-        self.found.append(node)
-
-
 def _vars(node: Expr) -> list[Var]:
-    collect = _Vars()
-    collect.visit(node)
-    return collect.found
+    return [n for n in nodes(node) if isinstance(n, Var)]
 
 
 def _show(load: Load) -> str:
