@@ -101,3 +101,29 @@ def test_the_checks_see_what_they_look_for():
     assert _names_in(compare.comparators[0]) == {"cuda"}
     relative = ast.parse("from ...runtime import scope\n")
     assert "cinn_py.runtime" in imported("cinn_py.hlir.pkg.mod", relative)
+
+
+CONTEXT_VISITORS = {
+    "cinn_py.ir.printer._Printer": "prints with indentation and the enclosing block",
+    "cinn_py.backends.codegen_c.CRenderer": "renders C with its scopes and accumulators",
+    "cinn_py.backends.codegen_c._UsedVars": "skips the indices of the accesses given",
+    "cinn_py.ir.schedule.cache_read._ReadFinder": "each load with the Reduces around it",
+}
+"""The Visitor subclasses kept, each for the context its walk carries. A walk that only
+collects (the loads, the vars, the reductions of a node) is a filter over
+`ir.visitor.nodes`: the issue's clean-up left none, and eight had crept back by the
+next review (2026-11-28)."""
+
+
+def test_visitor_subclasses_are_only_the_walks_that_need_context():
+    found = set()
+    for module, path in modules():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and base.id == "Visitor" for base in node.bases
+            ):
+                found.add(f"{module}.{node.name}")
+    assert found == set(CONTEXT_VISITORS), (
+        "a collector Visitor: filter ir.visitor.nodes(...) instead, or add it to "
+        "CONTEXT_VISITORS with the context its walk needs"
+    )
