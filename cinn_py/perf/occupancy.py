@@ -60,15 +60,13 @@ class GpuSpec:
 
 def _spec(
     gpu: ReferenceGpu,
-    *,
     clock_hz: float,
     peak_bandwidth: float,
     max_resident_blocks: int,
     shared_per_sm_kib: int,
-    copy_share: float = 0.9,
 ) -> GpuSpec:
     """The spec of reference GPU `gpu` from its datasheet: boost clock, peak DRAM
-    bandwidth (a copy kernel is taken to reach `copy_share` of it: 3.0 of the H100 SXM's
+    bandwidth (a copy kernel is taken to reach 90% of it, as the H100 SXM's 3.0 of
     3.35 TB/s) and its arch's block slots and shared memory an SM."""
     return GpuSpec(
         name=f"{gpu.name} ({gpu.arch}, {gpu.sm_count} SMs)",
@@ -77,45 +75,27 @@ def _spec(
         max_threads_per_sm=gpu.max_threads_per_sm,
         max_resident_blocks=max_resident_blocks,
         shared_per_sm=shared_per_sm_kib * 1024,
-        dram_bandwidth=round(peak_bandwidth * copy_share, -9),
+        dram_bandwidth=round(peak_bandwidth * 0.9, -9),
     )
 
 
+_DATASHEETS: dict[str, tuple[float, float, int, int]] = {
+    # arch: boost clock, peak DRAM bytes a second, resident blocks and shared KiB an SM
+    "sm_75": (1.59e9, 320e9, 16, 64),  # T4
+    "sm_80": (1.41e9, 2039e9, 32, 164),  # A100 SXM4 80GB
+    "sm_86": (1.695e9, 600e9, 16, 100),  # A10
+    "sm_89": (2.52e9, 864e9, 24, 100),  # L40S
+}
+
 SPECS: dict[str, GpuSpec] = {
-    "sm_75": _spec(
-        reference_gpu("sm_75"),
-        clock_hz=1.59e9,
-        peak_bandwidth=320e9,
-        max_resident_blocks=16,
-        shared_per_sm_kib=64,
-    ),
-    "sm_80": _spec(
-        reference_gpu("sm_80"),
-        clock_hz=1.41e9,
-        peak_bandwidth=2039e9,
-        max_resident_blocks=32,
-        shared_per_sm_kib=164,
-    ),
-    "sm_86": _spec(
-        reference_gpu("sm_86"),
-        clock_hz=1.695e9,
-        peak_bandwidth=600e9,
-        max_resident_blocks=16,
-        shared_per_sm_kib=100,
-    ),
-    "sm_89": _spec(
-        reference_gpu("sm_89"),
-        clock_hz=2.52e9,
-        peak_bandwidth=864e9,
-        max_resident_blocks=24,
-        shared_per_sm_kib=100,
-    ),
+    **{arch: _spec(reference_gpu(arch), *sheet) for arch, sheet in _DATASHEETS.items()},
     "sm_90": GpuSpec(name="H100 SXM (sm_90, 132 SMs)", sm_count=reference_gpu("sm_90").sm_count),
 }
-"""One spec a reference GPU (`target_info.REFERENCE_GPUS`). Only the H100's clock, copy
-bandwidth, issue efficiency and memory latency were checked against a GPU (an H200,
-2026-11-26 and -27: BENCHMARKS.md); the others are datasheet figures with the H100's
-efficiency and latency, good for ranking one arch's candidates, not for absolute times."""
+"""One spec a reference GPU (`target_info.REFERENCE_GPUS`); the H100's are GpuSpec's
+defaults. Only the H100's clock, copy bandwidth, issue efficiency and memory latency
+were checked against a GPU (an H200, 2026-11-26 and -27: BENCHMARKS.md); the others
+are datasheet figures with the H100's efficiency and latency, good for ranking one
+arch's candidates, not for absolute times."""
 
 H100 = SPECS["sm_90"]
 """The report's default device: an H100 SXM; an H200 has the same SMs (faster memory)."""
