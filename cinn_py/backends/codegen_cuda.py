@@ -146,6 +146,38 @@ def _nan_clamp(node: e.Select) -> str | None:
     return "cinn_max_nan" if isinstance(cond, (e.LT, e.LE)) else "cinn_min_nan"
 
 
+EXP2_NORMAL_FLOOR = -125.0
+"""`exp2` of a float32 argument proved at least this renders as the runtime's
+`cinn_exp2_normal` (MUFU.EX2 alone): exp2f's compare and two conditional multiplies only
+act below -126, where 2 ** x is under float32's smallest normal (one below, for the
+rounding of a product whose bound is proved)."""
+
+
+def float_lower_bound(x: e.Expr) -> float | None:
+    """A float every non-NaN value of float expression `x` is at least, from its
+    constants and clamps alone (softmax's `max(x - max x, -64) * log2 e` is at least
+    -92.4); None where nothing is known. NaN goes through every step it covers alike."""
+    if isinstance(x, e.FloatImm):
+        return None if np.isnan(x.value) else float(x.value)
+    if isinstance(x, e.Select):
+        if _nan_clamp(x) == "cinn_max_nan":
+            return float(x.true_value.value)  # type: ignore[union-attr]
+        a, b = float_lower_bound(x.true_value), float_lower_bound(x.false_value)
+        return None if a is None or b is None else min(a, b)
+    if isinstance(x, e.Max):
+        known = [b for b in (float_lower_bound(x.a), float_lower_bound(x.b)) if b is not None]
+        return max(known) if known else None
+    if isinstance(x, e.Add):
+        a, b = float_lower_bound(x.a), float_lower_bound(x.b)
+        return None if a is None or b is None else a + b
+    if isinstance(x, e.Mul):
+        for value, scale in ((x.a, x.b), (x.b, x.a)):
+            if isinstance(scale, e.FloatImm) and scale.value > 0:
+                low = float_lower_bound(value)
+                return None if low is None else low * scale.value
+    return None
+
+
 class CudaRenderer(CRenderer):
     """The body of one kernel; `launch` holds the extent of each bound axis."""
 
@@ -275,11 +307,17 @@ class CudaRenderer(CRenderer):
     visit_Max = visit_Min
 
     def math_function(self, node: e.Call) -> str:
-        """The accurate function, or with `fast_math` its float32 approximation."""
+        """The accurate function, or with `fast_math` its float32 approximation; a
+        float32 `exp2` of an argument proved normal-ranged (`EXP2_NORMAL_FLOOR`) as
+        `cinn_exp2_normal`, bit for bit `exp2f` there."""
         if self.fast_math and node.dtype is DataType.FLOAT32:
             fast = FAST_MATH.get(node.name)
             if fast is not None and len(node.args) == fast[1]:
                 return fast[0]
+        if node.name == "exp2" and node.dtype is DataType.FLOAT32 and len(node.args) == 1:
+            low = float_lower_bound(node.args[0])
+            if low is not None and low >= EXP2_NORMAL_FLOOR:
+                return "cinn_exp2_normal"
         return super().math_function(node)
 
     def combine(self, node: e.Reduce, acc: str, value: str) -> str:

@@ -470,26 +470,32 @@ LOG2_E = math.log2(math.e)
 """exp(s) = 2 ** (s * LOG2_E)."""
 
 
+def _exp(emit: Emitter, shifted: Value, result: DataType) -> Value:
+    """exp(s) of softmax's and log_softmax's shifted s = max(x - max(x), -64) <= 0. With
+    a float16 or bfloat16 result it is 2 ** (s * log2 e) (`exp2f` in the kernel: a few
+    instructions where a precise `expf` takes about 8 an element, most of a float16
+    softmax's instruction time): rounding the product moves it by at most |s| log2(e)
+    2**-24 (s >= -64), so each exp by at most 4e-6 of itself, and the row's largest
+    element, s = 0, not at all (2 ** 0 is exactly 1). A float32 result keeps the precise
+    exp (4e-6 is 30 of its ulps)."""
+    if result not in HALF:
+        return emit.op("pd_op.exp", shifted)
+    dtype = dtype_of(shifted)
+    scaled = emit.op("pd_op.multiply", shifted, emit.const(LOG2_E, dtype))
+    return emit.op("pd_op.elementwise_pow", emit.const(2.0, dtype), scaled)
+
+
 def _decompose_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
-    """exp(s) / sum(exp(s)) over s = max(x - max(x), -64), in the compute dtype. With a
-    float16 or bfloat16 result the exp is 2 ** (s * log2 e) (`exp2f` in the kernel: a
-    few instructions where a precise `expf` takes about 8 an element, most of the
-    float16 softmax's instruction time): rounding the product moves it by at most
-    |s| log2(e) 2**-24 (s >= -64), so each exp by at most 4e-6 of itself, the sum as
-    much, the quotient twice that: under 2% of a float16 ulp (4.9e-4), under 0.3% of a
-    bfloat16 one, with no cancellation anywhere on the way. A float32 result keeps the
-    precise exp (4e-6 is 30 of its ulps), and log_softmax does too (it subtracts the log
-    of the sum, where an absolute 4e-6 can be large next to a small result)."""
+    """exp(s) / sum(exp(s)) over s = max(x - max(x), -64), in the compute dtype (`_exp`:
+    through exp2f for a 16-bit result, where each exp's 4e-6, the sum's as much and the
+    quotient's twice that stay under 2% of a float16 ulp (4.9e-4), under 0.3% of a
+    bfloat16 one, with no cancellation anywhere on the way)."""
     parts = _emit_shifted(emit, op)
     if parts is None:
         return None
     _, shifted, axes = parts
     dtype = dtype_of(shifted)
-    if dtype_of(op.result()) in HALF:
-        scaled = emit.op("pd_op.multiply", shifted, emit.const(LOG2_E, dtype))
-        e = emit.op("pd_op.elementwise_pow", emit.const(2.0, dtype), scaled)
-    else:
-        e = emit.op("pd_op.exp", shifted)
+    e = _exp(emit, shifted, dtype_of(op.result()))
     # e * (1 / sum): one division a row, not one an element (at most an ulp more error)
     scale = emit.op("pd_op.divide", emit.const(1.0, dtype), emit.sum(e, axes))
     out = emit.op("pd_op.multiply", e, scale)
@@ -497,11 +503,17 @@ def _decompose_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
 
 
 def _decompose_log_softmax(emit: Emitter, op: Operation) -> list[Value] | None:
+    """s - log(sum(exp(s))) over s = max(x - max(x), -64), in the compute dtype (`_exp`:
+    through exp2f for a 16-bit result). The sum S is 1 (the largest element's exact exp)
+    plus the rest, so its error is at most 4e-6 of S - 1, and log(S) >= (S - 1) / S
+    gives log(S) within 4e-6 of itself; s <= 0 and log(S) >= 0 add in magnitude, so
+    every output is within 4e-6 of itself too: under 1% of a float16 ulp, also where
+    the result is near 0 (a row one element dominates)."""
     parts = _emit_shifted(emit, op)
     if parts is None:
         return None
     _, shifted, axes = parts
-    total = emit.sum(emit.op("pd_op.exp", shifted), axes)
+    total = emit.sum(_exp(emit, shifted, dtype_of(op.result())), axes)
     out = emit.op("pd_op.subtract", shifted, emit.op("pd_op.log", total))
     return [emit.cast(out, dtype_of(op.result()))]
 

@@ -202,6 +202,21 @@ __device__ __forceinline__ T cinn_ldcs(const T* p) {
 #define CINN_PY_INF_D __longlong_as_double(0x7ff0000000000000ll)
 #define CINN_PY_NAN_D __longlong_as_double(0x7ff8000000000000ll)
 
+/* 2 ** x for an x codegen proved at least -125 (softmax's and log_softmax's exp of
+ * max(x - max x, -64) * log2 e, at least -92.4): MUFU.EX2 alone. exp2f (ex2.approx.f32)
+ * adds a compare and two conditional multiplies that keep a result under 2^-126 from
+ * flushing to zero; from -126 up they never act, so the two agree bit for bit (a
+ * subnormal x gives 1 either way, NaN and +inf themselves). */
+__device__ __forceinline__ float cinn_exp2_normal(float x) {
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return exp2f(x);
+#endif
+}
+
 /* NaN-keeping float max / min (NumPy's max: NaN if either is NaN): one `max.NaN.f32`
  * on sm_80 and later, where the C form `(a > b || a != a) ? a : b` costs a compare, a
  * NaN test and a select. They differ only where the C form's answer depends on the

@@ -422,10 +422,10 @@ def test_a_setting_wrong_on_the_device_is_never_timed_or_kept():
 
 @pytest.mark.skipif(not binaries.tools_available()[0], reason=binaries.tools_available()[1])
 def test_with_a_gpu_the_tuner_times_what_the_model_calls_issue_heavy_but_memory_bound():
-    """softmax float16 over rows of 4096: every candidate but the rules' issues more than
-    half its memory time in the model (0.54 to 0.72), which drops them all on the static
-    path; with a timer only those past their memory time would go, and the model's ties
-    are timed least issue first."""
+    """softmax float16 over rows of 4096: candidates issuing more than half their memory
+    time in the model (most of them: 0.44 to 0.62 since its exp is MUFU.EX2 alone; 0.54
+    to 0.72 before) are dropped on the static path; with a timer only those past their
+    memory time would go, and the model's ties are timed least issue first."""
     tune = load_tool("tune")
     bench = tune._bench()
     (case,) = tune.workloads(bench, ["softmax"], ["float16"], [(8, 4096)])
@@ -439,7 +439,9 @@ def test_with_a_gpu_the_tuner_times_what_the_model_calls_issue_heavy_but_memory_
     ranked = [t for t in trials if not t.same_as_rules]
     streaming = [t for t in ranked if (t.knobs or {}).get("stream")]
     shares = [t.issue_share() for t in ranked if t not in streaming]
-    assert all(tune.MAX_ISSUE < share <= tune.MAX_ISSUE_TIMED for share in shares), shares
+    assert all(share <= tune.MAX_ISSUE_TIMED for share in shares), shares
+    heavy = [share for share in shares if share > tune.MAX_ISSUE]
+    assert len(heavy) > len(shares) // 2, shares  # what the static path would drop
     # the rules' launch with the rows' loads evict-first: the model cannot tell it apart
     assert [t.knobs for t in streaming] == [
         {"threads_per_row": 128, "rows_per_block": 1, "stream": 1}
