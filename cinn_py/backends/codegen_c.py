@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from cinn_py.backends.loop_invariants import invariant_calls
 from cinn_py.errors import UnsupportedOpError
 from cinn_py.hlir.naming import sanitize_identifier
 from cinn_py.ir import expr as e
@@ -44,7 +45,7 @@ from cinn_py.ir.live_steps import live_extent
 from cinn_py.ir.operators import C_SPELLING
 from cinn_py.ir.schedule.analysis import all_loads, outermost_reductions
 from cinn_py.ir.simplify import lower_bound, reads_values, simplify
-from cinn_py.ir.visitor import Visitor
+from cinn_py.ir.visitor import Visitor, structural_key
 from cinn_py.pir.dtypes import DataType
 
 INT32_MAX = 2**31 - 1
@@ -300,6 +301,9 @@ class CRenderer(Visitor):
         """Enclosing loop variables by IR name, with their constant ranges as bounds."""
         self.accumulators: dict[int, str] = {}
         """The C local holding each hoisted Reduce's value, by the node's `id`."""
+        self.invariants: dict[tuple[Any, ...], str] = {}
+        """The `const` local holding each math call an enclosing loop hoisted
+        (`hoisting_invariants`), by the call's structural key."""
         self.in_value = False
         """Whether the expression being rendered is a value (its integer arithmetic
         wraps) rather than an index (plain `int` arithmetic)."""
@@ -475,6 +479,9 @@ class CRenderer(Visitor):
         return f"({cond} ? {a} : {b})"
 
     def visit_Call(self, node: e.Call) -> str:
+        hoisted = self.invariants.get(structural_key(node)) if self.invariants else None
+        if hoisted is not None:
+            return hoisted
         if node.call_type is not e.CallType.INTRINSIC:
             raise self.unsupported(node.name, "is an extern call, which codegen does not emit")
         node = power_of_two(node)
@@ -756,7 +763,30 @@ class CRenderer(Visitor):
             raise self.unsupported(
                 "ir.For", f"bound or vectorized ({_loop_kind(node)}) has no C form"
             )
-        self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
+        with self.hoisting_invariants(node):
+            self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
+
+    @contextmanager
+    def hoisting_invariants(self, loop: s.For) -> Iterator[None]:
+        """`const float v = logf(...);` before `loop` for each math call its iterations
+        all compute alike (`loop_invariants.invariant_calls`), which the loop's body then
+        names; outside the loop the calls render as before."""
+        outer = self.invariants
+        found = [c for c in invariant_calls(loop) if structural_key(c) not in outer]
+        if found:
+            self.invariants = dict(outer)
+            for call in found:
+                key = structural_key(call)
+                if key in self.invariants:
+                    continue
+                value = self.value(call)
+                name = self.names.fresh("invariant")
+                self.line(f"const {self.type_name(call.dtype)} {name} = {value};")
+                self.invariants[key] = name
+        try:
+            yield
+        finally:
+            self.invariants = outer
 
     def serial_loop(self, node: s.For, unroll: bool = False) -> None:
         """`for (int v = min; v < min + extent; ++v)`, with `#pragma unroll` if asked."""

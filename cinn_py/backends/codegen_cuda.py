@@ -340,6 +340,9 @@ class CudaRenderer(CRenderer):
         return f"{helper}({self.visit(node.false_value)}, {self.visit(node.true_value)})"
 
     def visit_Call(self, node: e.Call) -> str:
+        hoisted = self.invariants.get(structural_key(node)) if self.invariants else None
+        if hoisted is not None:
+            return hoisted
         if not any(x.dtype in _HALVES for x in (node, *node.args)):
             return super().visit_Call(node)
         floats = tuple(e.Cast(DataType.FLOAT32, a) if a.dtype in _HALVES else a for a in node.args)
@@ -352,10 +355,12 @@ class CudaRenderer(CRenderer):
     def visit_For(self, node: s.For) -> None:
         if node.bind_info is not None:
             self.bound_loop(node)
-        elif node.for_type is s.ForType.VECTORIZED:
-            self.vector_loop(node)
-        else:
-            self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
+            return
+        with self.hoisting_invariants(node):
+            if node.for_type is s.ForType.VECTORIZED:
+                self.vector_loop(node)
+            else:
+                self.serial_loop(node, unroll=node.for_type is s.ForType.UNROLLED)
 
     def bound_loop(self, node: s.For) -> None:
         """`const int v = threadIdx.x;` (+ min), guarded where the axis is longer."""
