@@ -116,13 +116,6 @@ class CNames:
             self._scopes.pop()
 
 
-def buffer_name(node: e.Buffer | e.Tensor) -> str:
-    """The name of the memory a Load or Store accesses (a Tensor's bound buffer)."""
-    if isinstance(node, e.Tensor) and node.buffer is not None:
-        return node.buffer.name
-    return node.name
-
-
 def static_shape(node: e.Buffer | e.Tensor) -> tuple[int, ...]:
     dims = []
     for dim in node.shape:
@@ -517,7 +510,7 @@ class CRenderer(Visitor):
         an array over its `array_dims` (the GPU axes pick the rest: the schedule proved
         each thread, or thread block, touches only its own elements), `buffer[0]` with
         none."""
-        name = buffer_name(node.tensor)
+        name = e.storage_name(node.tensor)
         if is_on_chip(node.tensor):
             return f"{self.names.lookup(name)}[{self.index(array_offset(node))}]"
         offset = self.index(flat_index(node.tensor, node.indices))

@@ -37,7 +37,6 @@ from cinn_py.backends.codegen_c import (
     CNames,
     CRenderer,
     array_count,
-    buffer_name,
     c_identifier,
     flat_index,
 )
@@ -533,7 +532,7 @@ class CudaRenderer(CRenderer):
                 "ir.LastBlockDone",
                 "inside a branch on the thread index: every thread of the block must reach it",
             )
-        pointer = self.names.lookup(buffer_name(node.semaphore))
+        pointer = self.names.lookup(e.storage_name(node.semaphore))
         offset = self.index(flat_index(node.semaphore, node.indices))
         return f"cinn_last_block_done({pointer} + {offset}, {node.count})"
 
@@ -636,7 +635,7 @@ class CudaRenderer(CRenderer):
         locals_ = {}
         for store in stores:
             vec = f"cinn_vec<{self.type_name(store.tensor.dtype)}, {lanes}>"
-            locals_[id(store)] = self.names.fresh(f"{buffer_name(store.tensor)}_vec")
+            locals_[id(store)] = self.names.fresh(f"{e.storage_name(store.tensor)}_vec")
             self.line(f"{vec} {locals_[id(store)]};")
         with self.names.scope():
             lane = self.names.declare(plan.lane.name)
@@ -652,7 +651,7 @@ class CudaRenderer(CRenderer):
         for store in stores:
             vec = f"cinn_vec<{self.type_name(store.tensor.dtype)}, {lanes}>"
             offset = self.index(parts.vector_stores[id(store)])
-            pointer = f"{self.names.lookup(buffer_name(store.tensor))} + {offset}"
+            pointer = f"{self.names.lookup(e.storage_name(store.tensor))} + {offset}"
             self.line(f"*reinterpret_cast<{vec}*>({pointer}) = {locals_[id(store)]};")
 
     def open_innermost_reduce_loop(
@@ -725,7 +724,7 @@ class CudaRenderer(CRenderer):
         slots = dict(outer)
         for position in lanes.runs:
             first = loads[0][position]
-            buffer = buffer_name(first.tensor)
+            buffer = e.storage_name(first.tensor)
             offset = flat_index(first.tensor, first.indices)
             streamed_here = buffer in self._streamed
             name = self.vector_load(buffer, first.dtype, len(nodes), offset, streamed_here)
@@ -789,7 +788,7 @@ class CudaRenderer(CRenderer):
                     base = contiguous_base(offset, var.name, lanes)
                     if base is None or var.name in var_names(base):
                         continue
-                    key = (buffer_name(load.tensor), structural_key(base))
+                    key = (e.storage_name(load.tensor), structural_key(base))
                     if every_step:
                         runs.setdefault(key, (base, []))[1].append(load)
                     elif key in runs and all(load is not x for x in runs[key][1]):
@@ -803,7 +802,7 @@ class CudaRenderer(CRenderer):
         lane = self._lane_loads.get(id(node))
         if lane is not None:
             return lane
-        buffer = buffer_name(node.tensor)
+        buffer = e.storage_name(node.tensor)
         if buffer in self._streamed and not is_on_chip(node.tensor):
             offset = self.index(flat_index(node.tensor, node.indices))
             return f"cinn_ldcs({self.names.lookup(buffer)} + {offset})"
@@ -842,7 +841,7 @@ class CudaRenderer(CRenderer):
             return None
         if getattr(node.tensor, "memory_type", None) is not e.MemoryType.GLOBAL:
             return None
-        buffer = buffer_name(node.tensor)
+        buffer = e.storage_name(node.tensor)
         if buffer in self._read_back and buffer not in self._workspaces:
             return None  # read again in the kernel: every thread keeps its own store
         names: set[str] = set()
@@ -860,7 +859,7 @@ class CudaRenderer(CRenderer):
         """Buffers the kernel loads: a store of one of them stays every thread's, unless
         it is a workspace (a grid reduction's partials, read after the last-block
         barrier). Walked only for a kernel with a candidate store."""
-        return {buffer_name(n.tensor) for n in nodes(self.func.body) if isinstance(n, e.Load)}
+        return {e.storage_name(n.tensor) for n in nodes(self.func.body) if isinstance(n, e.Load)}
 
     @functools.cached_property
     def _workspaces(self) -> set[str]:

@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cinn_py.backends.codegen_c import buffer_name, flat_index, is_on_chip
+from cinn_py.backends.codegen_c import flat_index, is_on_chip
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
 from cinn_py.ir.names import fresh_name
@@ -203,12 +203,12 @@ class _NotVectorizable(Exception):
 
 def _reads(node: e.IrNode) -> set[str]:
     """The buffers `node` reads, by name."""
-    return {buffer_name(n.tensor) for n in nodes(node) if isinstance(n, e.Load)}
+    return {e.storage_name(n.tensor) for n in nodes(node) if isinstance(n, e.Load)}
 
 
 def _writes(node: e.IrNode) -> list[str]:
     """The buffer of each Store under `node`, by name (one a store)."""
-    return [buffer_name(n.tensor) for n in nodes(node) if isinstance(n, s.Store)]
+    return [e.storage_name(n.tensor) for n in nodes(node) if isinstance(n, s.Store)]
 
 
 def _unconditional_loads(x: e.Expr, out: list[e.Load]) -> None:
@@ -282,10 +282,10 @@ class _Planner:
                 base = self.contiguous(load, inner)
                 if base is None:
                     continue
-                key = (buffer_name(load.tensor), structural_key(base))
+                key = (e.storage_name(load.tensor), structural_key(base))
                 if key not in slots:
                     slots[key] = len(plan.loads)
-                    plan.loads.append((buffer_name(load.tensor), base))
+                    plan.loads.append((e.storage_name(load.tensor), base))
                 plan.load_slots[id(load)] = slots[key]
         self.plan.realizes[id(node)] = plan
 
@@ -379,7 +379,7 @@ def plan_lane_reductions(loop: s.For, loop_vars: Mapping[str, e.Var]) -> LaneRed
     partial = combine.body
     if not (isinstance(partial, e.Reduce) and partial.thread_axis is None):
         return None
-    if buffer_name(store.tensor) in _reads(store.value):
+    if e.storage_name(store.tensor) in _reads(store.value):
         return None
     lane = loop.loop_var.name
     lane_var = e.Var(lane, loop.loop_var.dtype, 0, lanes)

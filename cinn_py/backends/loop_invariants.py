@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from cinn_py.ir import expr as e
 from cinn_py.ir import stmt as s
-from cinn_py.ir.schedule.analysis import storage_name
 from cinn_py.ir.visitor import nodes
 
 
@@ -31,7 +30,7 @@ def invariant_calls(loop: s.For) -> list[e.Call]:
     program order, each once (the first of structurally equal ones is the caller's to
     key on)."""
     bound = _bound_names(loop)
-    written = {storage_name(n.tensor) for n in nodes(loop.body) if isinstance(n, s.Store)}
+    written = {e.storage_name(n.tensor) for n in nodes(loop.body) if isinstance(n, s.Store)}
 
     def invariant(node: e.IrNode) -> bool:
         return isinstance(node, e.Call) and _invariant(node, bound, written)
@@ -69,7 +68,7 @@ def _invariant(call: e.Call, bound: set[str], written: set[str]) -> bool:
             reads = True
         elif isinstance(node, e.Load):
             tensor = node.tensor
-            if not _is_register(tensor) or storage_name(tensor) in written:
+            if not _is_register(tensor) or e.storage_name(tensor) in written:
                 return False
             # A register array is indexed by its array dims alone (the GPU axes pick
             # the rest, fixed for the thread): those must not change either.

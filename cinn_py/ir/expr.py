@@ -567,6 +567,14 @@ class Tensor(IrNode):
         self._init(name=name, dtype=dtype, shape=shape, buffer=buffer)
 
 
+def storage_name(node: Buffer | Tensor) -> str:
+    """The name of the memory a Load or Store of `node` touches: a Tensor's bound
+    buffer's, else its own."""
+    if isinstance(node, Tensor) and node.buffer is not None:
+        return node.buffer.name
+    return node.name
+
+
 def check_access(node: str, tensor: Any, indices: Any) -> tuple[Expr, ...]:
     """The indices of a Load or Store of `tensor`, checked against its rank."""
     _check_node(node, "tensor", tensor, (Tensor, Buffer))

@@ -372,11 +372,11 @@ class _Compiler:
 
     # -- memory ----------------------------------------------------------------------------
     def _array(self, tensor: e.Buffer | e.Tensor) -> _ArrayRef:
-        return _ArrayRef(self.arrays, _buffer_name(tensor))
+        return _ArrayRef(self.arrays, e.storage_name(tensor))
 
     def _indices(self, tensor: e.Buffer | e.Tensor, indices: tuple[e.Expr, ...], what: str) -> Eval:
         items = [self.expr(i) for i in indices]
-        name = _buffer_name(tensor)
+        name = e.storage_name(tensor)
         arrays = self.arrays
 
         def index(env: Env) -> tuple[int, ...]:
@@ -451,7 +451,7 @@ class _Compiler:
     def stmt_Store(self, node: s.Store) -> Exec:
         value, dtype = self.expr(node.value), node.tensor.dtype
         index = self._indices(node.tensor, node.indices, "store")
-        arrays, name = self.arrays, _buffer_name(node.tensor)
+        arrays, name = self.arrays, e.storage_name(node.tensor)
 
         def store(env: Env) -> None:
             arrays[name][index(env)] = _from_scalar(value(env), dtype)
@@ -505,12 +505,6 @@ class _ArrayRef:
         except KeyError:
             raise NameError(f"interpreter: buffer '{self.name}' does not exist here") from None
         return array[index]
-
-
-def _buffer_name(tensor: e.Buffer | e.Tensor) -> str:
-    if isinstance(tensor, e.Tensor) and tensor.buffer is not None:
-        return tensor.buffer.name
-    return tensor.name
 
 
 _FLOAT_ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {

@@ -21,8 +21,8 @@ from cinn_py.ir.expr import (
     Load,
     Mod,
     Reduction,
-    Tensor,
     Var,
+    storage_name,
 )
 from cinn_py.ir.simplify import simplify
 from cinn_py.ir.stmt import (
@@ -314,13 +314,6 @@ def taken_names(func: LoweredFunc) -> set[str]:
 
 
 # ---- blocks and buffers -----------------------------------------------------------------
-
-
-def storage_name(tensor: Buffer | Tensor) -> str:
-    """The name of the memory a Load or Store touches (a Tensor's bound buffer)."""
-    if isinstance(tensor, Tensor) and tensor.buffer is not None:
-        return tensor.buffer.name
-    return tensor.name
 
 
 def single_store(block: ScheduleBlock) -> Store | None:
