@@ -471,8 +471,12 @@ class CRenderer(Visitor):
         cond, a, b = (self.visit(x) for x in (node.condition, node.true_value, node.false_value))
         return f"({cond} ? {a} : {b})"
 
+    def invariant_name(self, node: e.Call) -> str | None:
+        """The `const` local an enclosing loop hoisted `node` into, if any."""
+        return self.invariants.get(structural_key(node)) if self.invariants else None
+
     def visit_Call(self, node: e.Call) -> str:
-        hoisted = self.invariants.get(structural_key(node)) if self.invariants else None
+        hoisted = self.invariant_name(node)
         if hoisted is not None:
             return hoisted
         if node.call_type is not e.CallType.INTRINSIC:
@@ -765,17 +769,14 @@ class CRenderer(Visitor):
         all compute alike (`loop_invariants.invariant_calls`), which the loop's body then
         names; outside the loop the calls render as before."""
         outer = self.invariants
-        found = [c for c in invariant_calls(loop) if structural_key(c) not in outer]
-        if found:
-            self.invariants = dict(outer)
-            for call in found:
-                key = structural_key(call)
-                if key in self.invariants:
-                    continue
-                value = self.value(call)
-                name = self.names.fresh("invariant")
-                self.line(f"const {self.type_name(call.dtype)} {name} = {value};")
-                self.invariants[key] = name
+        for call in invariant_calls(loop):
+            key = structural_key(call)
+            if key in self.invariants:  # an enclosing loop's, or an equal call's
+                continue
+            value = self.value(call)
+            name = self.names.fresh("invariant")
+            self.line(f"const {self.type_name(call.dtype)} {name} = {value};")
+            self.invariants = {**self.invariants, key: name}
         try:
             yield
         finally:

@@ -339,7 +339,7 @@ class CudaRenderer(CRenderer):
         return f"{helper}({self.visit(node.false_value)}, {self.visit(node.true_value)})"
 
     def visit_Call(self, node: e.Call) -> str:
-        hoisted = self.invariants.get(structural_key(node)) if self.invariants else None
+        hoisted = self.invariant_name(node)  # before the halves' casts change its key
         if hoisted is not None:
             return hoisted
         if not any(x.dtype in _HALVES for x in (node, *node.args)):

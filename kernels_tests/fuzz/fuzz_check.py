@@ -114,7 +114,7 @@ def one_pass_layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.
     first = rows.mean(axis=1, dtype=np.float32)
     second = (rows * rows).mean(axis=1, dtype=np.float32)
     one_pass = np.maximum(second - first * first, np.float32(0)).astype(np.float64)
-    spread = _SPREAD[0] * summation_spread(rows.shape[1]) * np.abs(second.astype(np.float64))
+    spread = _SPREAD_SIGN * summation_spread(rows.shape[1]) * np.abs(second.astype(np.float64))
     one_pass = np.maximum(one_pass + np.nan_to_num(spread), 0.0)
     eps = ctx.attr("epsilon")
     ratio = np.sqrt((variance.reshape(-1) + eps) / (one_pass + eps))
@@ -124,7 +124,7 @@ def one_pass_layer_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray, np.
     return rescaled.reshape(x.shape), mean, one_pass.reshape(variance.shape)
 
 
-_SPREAD = [0]
+_SPREAD_SIGN = 0
 """The side (+1, -1, or 0: none) `rounding_spread` moves the float32 variants' sums to."""
 
 
@@ -135,11 +135,12 @@ def rounding_spread(sign: int) -> Iterator[None]:
     what another order gives, and an output that is discontinuous in the sum (a floor of
     a quotient by exp of it near an integer: the fuzzer, 2026-11-28) flips only on the
     side it is near. `conditioning` runs the variants unmoved and to either side."""
-    _SPREAD[0] = sign
+    global _SPREAD_SIGN
+    _SPREAD_SIGN = sign
     try:
         yield
     finally:
-        _SPREAD[0] = 0
+        _SPREAD_SIGN = 0
 
 
 def summation_spread(count: int) -> float:
@@ -165,7 +166,7 @@ def float32_rms_norm(ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
     rows = x.astype(np.float32).reshape(int(np.prod(x.shape[:begin])), -1)
     with np.errstate(all="ignore"):
         mean_square = (rows * rows).mean(axis=1, dtype=np.float32)
-        mean_square *= np.float32(1 + _SPREAD[0] * summation_spread(rows.shape[1]))
+        mean_square *= np.float32(1 + _SPREAD_SIGN * summation_spread(rows.shape[1]))
         inverse = np.float32(1) / np.sqrt(mean_square + np.float32(ctx.attr("epsilon")))
         ratio = inverse.astype(np.float64) / invvar.reshape(-1)
     ratio = np.where(np.isfinite(ratio), ratio, 1.0)  # a row the reference has as 0 or inf
@@ -180,7 +181,7 @@ def one_pass_statistics(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         first = rows32.mean(axis=-1, keepdims=True, dtype=np.float32)
         second = (rows32 * rows32).mean(axis=-1, keepdims=True, dtype=np.float32)
-    spread = _SPREAD[0] * summation_spread(rows.shape[-1]) * np.abs(second.astype(np.float64))
+    spread = _SPREAD_SIGN * summation_spread(rows.shape[-1]) * np.abs(second.astype(np.float64))
     variance = np.maximum(second - first * first + np.nan_to_num(spread), 0.0)
     return first.astype(np.float64), variance.astype(np.float64)
 
@@ -188,10 +189,10 @@ def one_pass_statistics(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _float32_sum(x: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.sum(x, axis=axes, dtype=np.float32, keepdims=keepdim)
-        if _SPREAD[0] and x.size:
+        if _SPREAD_SIGN and x.size:
             count = x.size // max(total.size, 1)
             magnitude = np.sum(np.abs(x), axis=axes, dtype=np.float64, keepdims=keepdim)
-            moved = total + _SPREAD[0] * summation_spread(count) * np.nan_to_num(magnitude)
+            moved = total + _SPREAD_SIGN * summation_spread(count) * np.nan_to_num(magnitude)
             total = np.where(np.isfinite(total), moved, total).astype(np.float32)
         return total
 
